@@ -1,0 +1,3 @@
+from tracecli.cli.app import main
+
+main()

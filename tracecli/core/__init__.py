@@ -1,0 +1,1 @@
+"""The IR: values, symbols, bound symbols, traces, names, the printer and the verifier."""

@@ -1,0 +1,63 @@
+"""Name registry: hands out legal, unique identifiers within one trace.
+
+Each trace is built with its own registry; a pass that needs new names starts a new
+registry seeded from its input trace's names, so traces never share a mutable set.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+# Names the generated code needs for itself: a value may never shadow them.
+RESERVED = frozenset({"torch", "ltorch", "prims", "math", "inf", "nan"})
+
+_NOT_IDENT = re.compile(r"\W")
+GENERATED = re.compile(r"^[tifb](\d+)$")
+
+
+def sanitize(hint: str) -> str:
+    """Turn any hint (`fc1.weight`, `0`, `class`) into a Python identifier."""
+    name = _NOT_IDENT.sub("_", hint) or "_"
+    if name[0].isdigit():
+        name = "_" + name
+    if keyword.iskeyword(name) or name in RESERVED:
+        name += "_"
+    return name
+
+
+class NameRegistry:
+    def __init__(self, taken: frozenset[str] | set[str] = frozenset()):
+        self._taken: set[str] = set(taken)
+        self._next: dict[str, int] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._taken
+
+    def fresh(self, prefix: str = "t") -> str:
+        """The next unused generated name: t0, t1, ..."""
+        n = self._next.get(prefix, 0)
+        taken = self._taken
+        while f"{prefix}{n}" in taken:
+            n += 1
+        name = f"{prefix}{n}"
+        self._next[prefix] = n + 1
+        taken.add(name)
+        return name
+
+    def take(self, hint: str) -> str:
+        """`hint` made legal, suffixed `_1`, `_2`, ... while taken."""
+        base = sanitize(hint)
+        name = base
+        n = 0
+        while name in self._taken:
+            n += 1
+            name = f"{base}_{n}"
+        self._taken.add(name)
+        return name
+
+    def release(self, name: str) -> None:
+        self._taken.discard(name)
+
+    def frozen(self) -> frozenset[str]:
+        return frozenset(self._taken)

@@ -1,0 +1,43 @@
+"""Walking and rebuilding the nested containers that hold values in args and outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from tracecli.core.values import NumberValue, TensorValue
+
+_VALUE_TYPES = (TensorValue, NumberValue)
+
+
+def iter_values(obj: object) -> Iterator[TensorValue | NumberValue]:
+    """Every value inside `obj`, depth first, in order."""
+    if isinstance(obj, _VALUE_TYPES):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from iter_values(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from iter_values(item)
+
+
+def map_values(fn: Callable, obj: object) -> object:
+    """`obj` with every value replaced by `fn(value)`; containers keep their kind."""
+    if isinstance(obj, _VALUE_TYPES):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        return tuple(map_values(fn, item) for item in obj)
+    if isinstance(obj, list):
+        return [map_values(fn, item) for item in obj]
+    if isinstance(obj, dict):
+        return {k: map_values(fn, v) for k, v in obj.items()}
+    return obj
+
+
+def tree_leaves(obj: object) -> list:
+    """The leaves of nested tuples, lists and dicts: values and constants alike."""
+    if isinstance(obj, (tuple, list)):
+        return [leaf for item in obj for leaf in tree_leaves(item)]
+    if isinstance(obj, dict):
+        return [leaf for item in obj.values() for leaf in tree_leaves(item)]
+    return [obj]

@@ -1,0 +1,126 @@
+"""Symbols (operations) and bound symbols (one call of a symbol in a trace)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from tracecli.core.pytree import iter_values
+from tracecli.core.values import Value
+
+
+class Tag(enum.Enum):
+    RANDOM = "random"  # draws from the RNG: never merged, never dropped
+    SIDE_EFFECT = "side_effect"  # acts on the world beyond its outputs
+    CHECK = "check"  # validates at run time; has no outputs worth keeping but must stay
+    INPLACE = "inplace"  # mutates an argument: ordered against every reader of it
+
+
+# Tags that pin a bound symbol in place: dce keeps it and cse never merges it.
+EFFECT_TAGS = frozenset({Tag.RANDOM, Tag.SIDE_EFFECT, Tag.CHECK, Tag.INPLACE})
+
+# The handler stack lets a Symbol call either run its torch implementation (no
+# handler: plain execution) or be recorded by whoever is tracing. The core defines
+# only the hook; the frontend pushes its recorder.
+_handlers: list[Callable] = []
+
+
+def push_handler(handler: Callable) -> None:
+    _handlers.append(handler)
+
+
+def pop_handler() -> None:
+    _handlers.pop()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Symbol:
+    """An operation. prims carry a `meta` rule, ltorch symbols a `decomposition`
+    into other symbols, opaque `torch.*` symbols a meta tensor fallback. All carry
+    `impl`, the torch callable that executors run."""
+
+    name: str
+    namespace: str
+    impl: Callable | None = None
+    meta: Callable | None = None
+    decomposition: Callable | None = None
+    tags: frozenset[Tag] = frozenset()
+    doc: str = ""
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def is_pure(self) -> bool:
+        return not (self.tags & EFFECT_TAGS)
+
+    def __call__(self, *args, **kwargs):
+        if _handlers:
+            return _handlers[-1](self, args, kwargs)
+        return self.impl(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<symbol {self.qualname}>"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    file: str  # display path: relative to the working directory or a package root
+    line: int
+    text: str  # the source line, stripped
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BoundSymbol:
+    symbol: Symbol
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...]
+    output: object  # a value, a tuple/list of values and constants, or None
+    subsymbols: tuple[BoundSymbol, ...] = ()
+    source: SourceLocation | None = None
+    # (output name, user variable) pairs noted by the tracer; `rename` applies them.
+    name_hints: tuple[tuple[str, str], ...] = ()
+    scope: str = ""  # qualified name of the nn.Module that issued the call, if any
+
+    @property
+    def kwargs_dict(self) -> dict:
+        return dict(self.kwargs)
+
+    @property
+    def tags(self) -> frozenset[Tag]:
+        return self.symbol.tags
+
+    def iter_args(self) -> Iterator[Value]:
+        """The values this call reads (not constants)."""
+        yield from iter_values(self.args)
+        for _, v in self.kwargs:
+            yield from iter_values(v)
+
+    def iter_outputs(self) -> Iterator[Value]:
+        yield from iter_values(self.output)
+
+    def with_subsymbols(self, subsymbols: tuple[BoundSymbol, ...]) -> BoundSymbol:
+        return _replace(self, subsymbols=subsymbols)
+
+    def replace(self, **changes) -> BoundSymbol:
+        return _replace(self, **changes)
+
+
+def _replace(bsym: BoundSymbol, **changes) -> BoundSymbol:
+    fields = {
+        "symbol": bsym.symbol,
+        "args": bsym.args,
+        "kwargs": bsym.kwargs,
+        "output": bsym.output,
+        "subsymbols": bsym.subsymbols,
+        "source": bsym.source,
+        "name_hints": bsym.name_hints,
+        "scope": bsym.scope,
+    }
+    fields.update(changes)
+    return BoundSymbol(**fields)
+
+
+__all__ = ["Tag", "EFFECT_TAGS", "Symbol", "BoundSymbol", "SourceLocation", "push_handler", "pop_handler"]

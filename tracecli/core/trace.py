@@ -1,0 +1,60 @@
+"""The trace: one entry function's inputs, bound symbols and output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from tracecli.core.pytree import iter_values
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.values import Value
+
+
+@dataclass(frozen=True, slots=True)
+class TraceInfo:
+    """Where a trace came from; printed as its header comment."""
+
+    script: str = ""  # display path of the user script
+    entry: str = ""
+    device: str = "cpu"
+    passes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Trace:
+    name: str  # the name of the printed function
+    inputs: tuple[Value, ...]
+    bsyms: tuple[BoundSymbol, ...]
+    output: object  # pytree of values and constants
+    names: frozenset[str]  # every name defined in the trace, at every level
+    info: TraceInfo = TraceInfo()
+
+    def iter_outputs(self) -> Iterator[Value]:
+        yield from iter_values(self.output)
+
+    def replace(self, **changes) -> Trace:
+        return replace(self, **changes)
+
+    def after_pass(self, pass_name: str, **changes) -> Trace:
+        info = replace(self.info, passes=(*self.info.passes, pass_name))
+        return replace(self, info=info, **changes)
+
+
+def collect_names(inputs, bsyms) -> set[str]:
+    """Every name defined by inputs and bound symbols, subsymbols included."""
+    names = {v.name for v in inputs}
+    stack = list(bsyms)
+    while stack:
+        bsym = stack.pop()
+        names.update(v.name for v in bsym.iter_outputs())
+        stack.extend(bsym.subsymbols)
+    return names
+
+
+def walk(bsyms) -> Iterator[tuple[int, BoundSymbol]]:
+    """(depth, bound symbol) for every bound symbol, parents before their subsymbols."""
+    stack = [(0, b) for b in reversed(bsyms)]
+    while stack:
+        depth, bsym = stack.pop()
+        yield depth, bsym
+        stack.extend((depth + 1, s) for s in reversed(bsym.subsymbols))

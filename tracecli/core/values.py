@@ -1,0 +1,71 @@
+"""Immutable value records: what the IR says about a tensor or a number.
+
+The live proxy that user code touches during tracing wraps a `TensorValue`; the IR
+itself only ever holds these records, never live objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from tracecli.core.dtypes import DType
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """Shape, dtype and device: what a meta rule computes for one output."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+    device: str
+
+
+@dataclass(frozen=True, slots=True)
+class TensorValue:
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    device: str
+    requires_grad: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def type(self) -> TensorType:
+        return TensorType(self.shape, self.dtype, self.device)
+
+    def renamed(self, name: str) -> TensorValue:
+        return TensorValue(name, self.shape, self.dtype, self.device, self.requires_grad)
+
+
+@dataclass(frozen=True, slots=True)
+class NumberValue:
+    """A Python number (or other plain constant such as a device string) given as input.
+
+    The trace is specialised on its known value: the body uses the value itself, the
+    signature keeps the parameter so the compiled function takes the same arguments.
+    """
+
+    name: str
+    value: object
+
+    @property
+    def python_type(self) -> str:
+        return type(self.value).__name__
+
+    def renamed(self, name: str) -> NumberValue:
+        return NumberValue(name, self.value)
+
+
+Value = TensorValue | NumberValue
+
+
+def is_value(obj: object) -> bool:
+    return isinstance(obj, (TensorValue, NumberValue))

@@ -1,0 +1,89 @@
+"""The verifier: checks the invariants every trace must keep, after every pass.
+
+- each name is defined once, and before it is used;
+- a name always denotes the same value (same shape, dtype and device) wherever it appears;
+- a bound symbol never reads its own output (the `t1 = ltorch.add(t0, t1)` bug);
+- subsymbols define every output of their parent that is not one of its inputs,
+  with the parent's types;
+- the trace's outputs are defined, and its name registry holds every defined name.
+"""
+
+from __future__ import annotations
+
+from tracecli.core.printing import format_bsym, format_trace
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace
+
+
+class VerificationError(Exception):
+    def __init__(self, problem: str, context: str = ""):
+        super().__init__(problem + (("\n" + context) if context else ""))
+        self.problem = problem
+        self.context = context
+
+
+def _context(trace: Trace, bsym: BoundSymbol | None, radius: int = 3) -> str:
+    """The trace lines around the offending bound symbol, marked with `>>`."""
+    lines = format_trace(trace, depth=float("inf")).splitlines()
+    if bsym is None:
+        return ""
+    needle = format_bsym(bsym)
+    at = next((i for i, line in enumerate(lines) if line.strip().lstrip("# ") == needle), None)
+    if at is None:
+        return ""
+    lo, hi = max(0, at - radius), min(len(lines), at + radius + 1)
+    return "\n".join((">> " if i == at else "   ") + lines[i] for i in range(lo, hi))
+
+
+def verify(trace: Trace) -> None:
+    """Raise VerificationError describing the first broken invariant."""
+    known: dict[str, object] = {}  # name -> value record, across all levels
+
+    def fail(problem: str, bsym: BoundSymbol | None = None):
+        raise VerificationError(problem, _context(trace, bsym))
+
+    def note(value, bsym: BoundSymbol | None) -> None:
+        seen = known.setdefault(value.name, value)
+        if seen != value:
+            fail(f"name {value.name} is used for two different values: {seen} and {value}", bsym)
+
+    def check_block(bsyms, scope: set[str]) -> None:
+        """`scope` holds the names readable here; each definition is added to it."""
+        for bsym in bsyms:
+            qualname = bsym.symbol.qualname
+            arg_names = set()
+            for arg in bsym.iter_args():
+                if arg.name not in scope:
+                    fail(f"{qualname} reads {arg.name} before it is defined", bsym)
+                note(arg, bsym)
+                arg_names.add(arg.name)
+            produced: set[str] = set()
+            if bsym.subsymbols:
+                # A decomposition sees only its parent's arguments and its own results.
+                inner = set(arg_names)
+                check_block(bsym.subsymbols, inner)
+                produced = inner - arg_names
+            for out in bsym.iter_outputs():
+                if out.name in arg_names:
+                    fail(f"{qualname} uses {out.name} as both input and output", bsym)
+                if out.name in scope or (out.name in known and out.name not in produced):
+                    fail(f"{out.name} is defined twice", bsym)
+                if bsym.subsymbols and out.name not in produced:
+                    fail(f"output {out.name} of {qualname} is not produced by its subsymbols", bsym)
+                note(out, bsym)
+                scope.add(out.name)
+
+    top_level: set[str] = set()
+    for value in trace.inputs:
+        if value.name in top_level:
+            fail(f"input {value.name} is declared twice")
+        top_level.add(value.name)
+        note(value, None)
+    check_block(trace.bsyms, top_level)
+    for out in trace.iter_outputs():
+        if out.name not in top_level:
+            fail(f"the trace returns {out.name}, which is never defined")
+        note(out, None)
+    missing = set(known) - trace.names
+    if missing:
+        fail(f"names missing from the trace's registry: {', '.join(sorted(missing))}")

@@ -1,0 +1,134 @@
+"""Inputs for the entry: `--input` specs, devices, and sample_inputs(device)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from tracecli.core import dtypes
+from tracecli.core.errors import UserError
+from tracecli.ops.torch_bridge import TO_TORCH, to_device
+
+_SPEC = re.compile(r"^\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*$")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    text: str
+    dtype: dtypes.DType | None = None  # None: a Python number
+    shape: tuple[int, ...] = ()
+    number: int | float | bool | None = None
+
+
+def parse_spec(text: str) -> InputSpec:
+    """`f32[3,4]`, `i64[8]`, `bool[2]`, `f16[]` (zero-dim), or a number: `3`, `2.5`, `True`."""
+    stripped = text.strip()
+    if stripped in ("True", "False"):
+        return InputSpec(text, number=stripped == "True")
+    for kind in (int, float):
+        try:
+            return InputSpec(text, number=kind(stripped))
+        except ValueError:
+            pass
+    match = _SPEC.match(stripped)
+    if not match:
+        raise UserError(
+            f"bad --input {text!r}: expected a tensor spec like f32[3,4], i64[8], bool[2] or a number like 3, 2.5"
+        )
+    dtype = dtypes.BY_SHORT.get(match.group(1)) or dtypes.BY_NAME.get(match.group(1))
+    if dtype is None:
+        known = ", ".join(d.short for d in dtypes.ALL)
+        raise UserError(f"bad --input {text!r}: unknown dtype {match.group(1)!r} (known: {known})")
+    dims = [d.strip() for d in match.group(2).split(",") if d.strip()]
+    return InputSpec(text, dtype=dtype, shape=tuple(int(d) for d in dims))
+
+
+def make_input(spec: InputSpec, device: str, generator: torch.Generator):
+    if spec.dtype is None:
+        return spec.number
+    tdtype = TO_TORCH[spec.dtype]
+    if spec.dtype.kind == "bool":
+        return (torch.rand(spec.shape, generator=generator) > 0.5).to(device)
+    if spec.dtype.kind == "int":
+        return torch.randint(0, 10, spec.shape, generator=generator, dtype=tdtype).to(device)
+    return torch.randn(spec.shape, generator=generator, dtype=tdtype).to(device)
+
+
+def inputs_from_specs(specs: list[str], device: str, seed: int) -> tuple[tuple, dict]:
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(make_input(parse_spec(s), device, generator) for s in specs), {}
+
+
+def device_available(device: str) -> bool:
+    dev = torch.device(device)
+    if dev.type in ("cpu", "meta"):
+        return True
+    if dev.type == "cuda":
+        return torch.cuda.is_available() and (dev.index or 0) < torch.cuda.device_count()
+    if dev.type == "mps":
+        return torch.backends.mps.is_available()
+    try:
+        torch.empty(0, device=dev)
+        return True
+    except (RuntimeError, AssertionError):
+        return False
+
+
+def check_device(device: str) -> str:
+    try:
+        return to_device(device)
+    except RuntimeError as exc:
+        raise UserError(f"bad --device {device!r}: {exc}") from None
+
+
+class _DeviceRedirect(TorchFunctionMode):
+    """While making inputs for a device this machine lacks, make them on the CPU: a
+    trace only needs their shapes and dtypes, and is stamped with the asked device."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if "device" in kwargs and kwargs["device"] is not None and not device_available(to_device(kwargs["device"])):
+            kwargs["device"] = "cpu"
+        name = getattr(func, "__name__", "")
+        if name in ("cuda", "to") and args and isinstance(args[0], torch.Tensor):
+            rest = [a for a in args[1:] if not _is_device(a)]
+            if name == "cuda":
+                return args[0]
+            kwargs.pop("device", None)
+            return func(args[0], *rest, **kwargs) if rest or kwargs else args[0]
+        return func(*args, **kwargs)
+
+
+def _is_device(obj) -> bool:
+    if isinstance(obj, torch.device):
+        return True
+    if isinstance(obj, str):
+        try:
+            torch.device(obj)
+            return True
+        except RuntimeError:
+            return False
+    return False
+
+
+def normalize_sample(result) -> tuple[tuple, dict]:
+    """sample_inputs may return the positional args, one tensor, or (args, kwargs)."""
+    if (
+        isinstance(result, tuple) and len(result) == 2
+        and isinstance(result[0], (tuple, list)) and isinstance(result[1], dict)
+    ):
+        return tuple(result[0]), dict(result[1])
+    if isinstance(result, (tuple, list)):
+        return tuple(result), {}
+    return (result,), {}
+
+
+def call_sample_inputs(fn: Callable, device: str) -> tuple[tuple, dict]:
+    if device_available(device):
+        return normalize_sample(fn(device))
+    with _DeviceRedirect():
+        return normalize_sample(fn(device))

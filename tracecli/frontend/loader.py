@@ -1,0 +1,191 @@
+"""Loading a user script and choosing its entry.
+
+The script runs as a module, except its `if __name__ == "__main__":` blocks, which are
+kept aside: a script without sample_inputs that calls its entry from such a block is
+run through that block, with the entry replaced by a tracing wrapper.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+
+import torch
+
+from tracecli.core.errors import UserError
+from tracecli.frontend.source import display_path, is_user_path
+
+
+@dataclass
+class Script:
+    path: str  # as the user gave it, for messages
+    display: str  # relative to the working directory, for traces
+    module: types.ModuleType
+    main_blocks: list[ast.stmt] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> dict:
+        return self.module.__dict__
+
+    @property
+    def sample_inputs(self):
+        fn = self.namespace.get("sample_inputs")
+        return fn if callable(fn) else None
+
+
+def exception_at_user_line(exc: BaseException, path: str | None = None, prefix: str = "") -> UserError:
+    """One UserError naming the innermost frame of user code (preferably `path`)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    chosen = None
+    for frame in frames:
+        if path and os.path.abspath(frame.filename) == os.path.abspath(path):
+            chosen = frame
+    if chosen is None:
+        user = [f for f in frames if is_user_path(f.filename)]
+        chosen = user[-1] if user else None
+    message = f"{prefix}{type(exc).__name__}: {exc}"
+    if chosen is None:
+        return UserError(message)
+    return UserError(message, file=display_path(chosen.filename), line=chosen.lineno, source=(chosen.line or "").strip())
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    operands = [test.left, *test.comparators]
+    names = {o.id for o in operands if isinstance(o, ast.Name)}
+    consts = {o.value for o in operands if isinstance(o, ast.Constant)}
+    return names == {"__name__"} and consts == {"__main__"} and isinstance(test.ops[0], ast.Eq)
+
+
+def load_script(path: str) -> Script:
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a directory, not a Python script")
+    try:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise UserError(
+            f"syntax error: {exc.msg}", file=display_path(os.path.abspath(path)), line=exc.lineno,
+            source=(exc.text or "").strip(),
+        ) from None
+    body = [node for node in tree.body if not _is_main_guard(node)]
+    main_blocks = [node for node in tree.body if _is_main_guard(node)]
+    abs_path = os.path.abspath(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    module = types.ModuleType(f"tracecli_script_{stem}")
+    module.__file__ = abs_path
+    # Classes defined in the script (dataclasses, nn.Modules) look their module up here.
+    sys.modules[module.__name__] = module
+    script_dir = os.path.dirname(abs_path)
+    if script_dir not in sys.path:
+        sys.path.insert(0, script_dir)
+    code = compile(ast.Module(body=body, type_ignores=[]), abs_path, "exec")
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
+    except Exception as exc:
+        raise exception_at_user_line(exc, abs_path, prefix="the script failed while loading: ") from exc
+    return Script(path, display_path(abs_path), module, main_blocks)
+
+
+def run_main_blocks(script: Script) -> None:
+    """Run the script's `if __name__ == "__main__":` blocks as the script itself would."""
+    script.namespace["__name__"] = "__main__"
+    code = compile(ast.Module(body=script.main_blocks, type_ignores=[]), script.module.__file__, "exec")
+    try:
+        exec(code, script.namespace)  # noqa: S102
+    finally:
+        script.namespace["__name__"] = script.module.__name__
+
+
+# -- entries -----------------------------------------------------------------------
+
+_NOT_ENTRIES = {"sample_inputs", "main"}
+
+
+def _defined_here(obj, script: Script) -> bool:
+    code = getattr(obj, "__code__", None)
+    return code is not None and os.path.abspath(code.co_filename) == script.module.__file__
+
+
+def _referenced_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _referenced_names(const)
+    return names
+
+
+def entry_candidates(script: Script) -> dict[str, object]:
+    out = {}
+    for name, obj in script.namespace.items():
+        if name.startswith("_") or name in _NOT_ENTRIES:
+            continue
+        if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
+            out[name] = obj
+        elif isinstance(obj, torch.nn.Module):
+            out[name] = obj
+    return out
+
+
+def _helpers(script: Script, candidates: dict[str, object]) -> set[str]:
+    """Functions that other code of the script calls: helpers, not entries."""
+    referenced: set[str] = set()
+    for name, obj in script.namespace.items():
+        if name in _NOT_ENTRIES:
+            continue
+        if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
+            referenced |= _referenced_names(obj.__code__) - {name}
+        elif isinstance(obj, type):
+            for attr in vars(obj).values():
+                if isinstance(attr, types.FunctionType) and _defined_here(attr, script):
+                    referenced |= _referenced_names(attr.__code__)
+    return {n for n, obj in candidates.items() if n in referenced and isinstance(obj, types.FunctionType)}
+
+
+def called_in_main(script: Script) -> list[str]:
+    names: list[str] = []
+    for block in script.main_blocks:
+        for node in ast.walk(block):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in names:
+                names.append(node.func.id)
+    return names
+
+
+def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[str, object, str]:
+    """(entry name, callable, why it was chosen)."""
+    candidates = entry_candidates(script)
+    if name is not None:
+        obj = script.namespace.get(name)
+        if obj is None or not callable(obj):
+            listing = ", ".join(sorted(candidates)) or "none"
+            raise UserError(f"{script.path}: no entry named {name!r} (candidates: {listing})")
+        return name, obj, "given"
+    if main_mode:
+        called = [n for n in called_in_main(script) if n in candidates]
+        if len(called) == 1:
+            return called[0], candidates[called[0]], "the function the script's main block calls"
+        pool = called
+        why = "the script's main block calls several candidates"
+    else:
+        helpers = _helpers(script, candidates)
+        pool = [n for n in candidates if n not in helpers]
+        if len(pool) == 1:
+            kind = "nn.Module instance" if isinstance(candidates[pool[0]], torch.nn.Module) else "function"
+            return pool[0], candidates[pool[0]], f"the only top-level {kind} in the script"
+        why = "the script has several possible entries"
+    if not pool:
+        raise UserError(f"{script.path}: no entry found: define a function or an nn.Module instance to trace")
+    listing = ", ".join(sorted(pool))
+    raise UserError(f"{script.path}: {why}: {listing}; choose one with {script.path}:ENTRY")

@@ -1,0 +1,49 @@
+"""The live proxy user code touches while tracing.
+
+A `torch.Tensor` wrapper subclass, so `isinstance(x, torch.Tensor)` holds and
+nn.Module code runs unchanged. It carries only its IR value; every torch call on
+it is caught by the tracer's TorchFunctionMode. Its storage-less wrapper claims the
+traced device, which never needs to exist on this machine.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tracecli.core.values import TensorValue
+from tracecli.ops.torch_bridge import TO_TORCH
+
+
+class ProxyEscapedError(RuntimeError):
+    pass
+
+
+class TensorProxy(torch.Tensor):
+    __slots__ = ("value", "named_by_user")
+
+    @staticmethod
+    def __new__(cls, value: TensorValue):
+        try:
+            proxy = torch.Tensor._make_wrapper_subclass(
+                cls, value.shape, dtype=TO_TORCH[value.dtype], device=value.device
+            )
+        except RuntimeError:  # a device type this torch build does not know at all
+            proxy = torch.Tensor._make_wrapper_subclass(cls, value.shape, dtype=TO_TORCH[value.dtype], device="meta")
+        proxy.value = value
+        proxy.named_by_user = False
+        return proxy
+
+    # Outside the tracer's mode a proxy behaves as an inert wrapper; anything that
+    # reaches the dispatcher means a traced tensor escaped the trace.
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        raise ProxyEscapedError(
+            f"a traced tensor was used outside the trace (in {func}); "
+            "keep tensors created while tracing inside the traced function"
+        )
+
+    def __repr__(self) -> str:  # noqa: D105 - shown if user code prints a traced tensor
+        v = self.value
+        return f"TensorProxy({v.name}: {v.device} {v.dtype.short}{list(v.shape)})"

@@ -1,0 +1,102 @@
+"""The recorder: turns Symbol calls into bound symbols while tracing.
+
+It sits on the core's handler stack. An ltorch symbol runs its decomposition with a
+fresh subsymbol scope, so the prims it calls become its subsymbols; a prim or opaque
+symbol runs its meta rule and gets fresh names for its outputs. Decompositions see
+values, never proxies.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from tracecli.core.names import NameRegistry
+from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
+from tracecli.core.values import TensorType, TensorValue
+
+_EMPTY = inspect.Parameter.empty
+
+
+class _CallSpec:
+    """How to print a call of an ltorch symbol in one canonical form: required
+    parameters positionally, optional ones by keyword and only when not default."""
+
+    def __init__(self, fn: Callable):
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters.values())
+        self.simple = all(
+            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is _EMPTY for p in self.params
+        )
+
+    def normalize(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        if self.simple and not kwargs and len(args) == len(self.params):
+            return args, {}
+        bound = self.signature.bind(*args, **kwargs)
+        out_args: list = []
+        out_kwargs: dict = {}
+        for p in self.params:
+            if p.name not in bound.arguments:
+                continue
+            value = bound.arguments[p.name]
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                out_args.extend(value)
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                out_kwargs.update(value)
+            elif p.default is _EMPTY and p.kind is not inspect.Parameter.KEYWORD_ONLY:
+                out_args.append(value)
+            elif not _is_default(value, p.default):
+                out_kwargs[p.name] = value
+        return tuple(out_args), out_kwargs
+
+
+def _is_default(value, default) -> bool:
+    return type(value) is type(default) and value == default
+
+
+_specs: dict[Symbol, _CallSpec] = {}
+
+
+def _spec(sym: Symbol) -> _CallSpec:
+    spec = _specs.get(sym)
+    if spec is None:
+        spec = _specs[sym] = _CallSpec(sym.decomposition)
+    return spec
+
+
+class Recorder:
+    def __init__(self, registry: NameRegistry, locate: Callable[[], SourceLocation | None]):
+        self.registry = registry
+        self.locate = locate
+        self.scopes: list[list[BoundSymbol]] = [[]]
+
+    @property
+    def bsyms(self) -> list[BoundSymbol]:
+        return self.scopes[0]
+
+    def record(self, sym: Symbol, args: tuple, kwargs: dict):
+        """Record one call made with values; return its output values."""
+        if sym.decomposition is not None:
+            args, kwargs = _spec(sym).normalize(args, kwargs)
+            self.scopes.append([])
+            try:
+                out = sym.decomposition(*args, **kwargs)
+            finally:
+                subsymbols = self.scopes.pop()
+            if not subsymbols:
+                # The decomposition returned (part of) its input untouched: nothing happened.
+                return out
+        else:
+            out = self._new_outputs(sym.meta(*args, **kwargs))
+            subsymbols = []
+        source = self.locate() if len(self.scopes) == 1 else None
+        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source)
+        self.scopes[-1].append(bsym)
+        return out
+
+    def _new_outputs(self, types):
+        if isinstance(types, TensorType):
+            return TensorValue(self.registry.fresh("t"), types.shape, types.dtype, types.device)
+        if isinstance(types, (tuple, list)):
+            return type(types)(self._new_outputs(t) for t in types)
+        return types  # a constant: nothing to name

@@ -1,0 +1,356 @@
+"""The tracer: runs the user's callable on proxies and builds a Trace.
+
+Every torch call goes through one TorchFunctionMode handler: metadata reads are
+answered from the proxy, modelled calls go through their ltorch adapter, anything
+else becomes an opaque symbol. Symbol calls (ltorch/prims used directly, e.g. in a
+saved trace traced again) reach the same recorder through the core's handler stack.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from tracecli.core.errors import TracingError, UserError
+from tracecli.core.names import NameRegistry
+from tracecli.core.symbol import Symbol, pop_handler, push_handler
+from tracecli.core.trace import Trace, TraceInfo
+from tracecli.core.values import NumberValue, TensorValue
+from tracecli.frontend.hints import HintCollector
+from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.recorder import Recorder
+from tracecli.frontend.source import current_location, location_of, user_frame
+from tracecli.ops import torch_map
+from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
+from tracecli.ops.promotion import ShapeError
+from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
+from tracecli.ops.torch_map import OPAQUE, UnsupportedCall
+
+
+@dataclass
+class TracedProgram:
+    """A trace plus what running it needs: the real objects for each trace input."""
+
+    trace: Trace
+    inputs: list = field(default_factory=list)  # one per trace input, in order
+    fn: Callable | None = None
+    n_lifted: int = 0  # tensors captured from outside the function, last among the inputs
+
+    def inputs_for(self, args: tuple, kwargs: dict) -> list:
+        """The compiled trace's arguments for a new call of the entry with `args`."""
+        _, objs, _, _ = _argument_inputs(NameRegistry(), self.fn, args, kwargs, None)
+        if isinstance(self.fn, torch.nn.Module):
+            objs.extend(_unique_module_tensors(self.fn))
+        return objs + (self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else [])
+
+
+class _Mode(TorchFunctionMode):
+    def __init__(self, tracer: _Tracer):
+        super().__init__()
+        self.tracer = tracer
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.tracer.on_torch_call(func, args, kwargs or {})
+
+
+_resolved: dict = {}
+
+
+def _resolve(func):
+    try:
+        found = _resolved.get(func)
+    except TypeError:  # unhashable callables are rare; classify them each time
+        return torch_map.resolve(func)
+    if found is None:
+        found = _resolved[func] = torch_map.resolve(func)
+    return found
+
+
+class _Tracer:
+    def __init__(self, registry: NameRegistry, device: str):
+        self.registry = registry
+        self.device = device
+        self.recorder = Recorder(registry, current_location)
+        self.proxies: dict[str, TensorProxy] = {}
+        self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
+        self.in_torch_call = 0
+
+    # -- proxies and values ----------------------------------------------------
+
+    def proxy(self, value: TensorValue) -> TensorProxy:
+        proxy = self.proxies.get(value.name)
+        if proxy is None:
+            proxy = self.proxies[value.name] = TensorProxy(value)
+        return proxy
+
+    def to_values(self, obj):
+        """Replace proxies by their values, torch dtypes/devices by the IR's, and lift
+        real tensors captured from outside the function into trace inputs."""
+        if isinstance(obj, TensorProxy):
+            return obj.value
+        if isinstance(obj, torch.Tensor):
+            return self.lift(obj)
+        if isinstance(obj, (tuple, list)):
+            items = [self.to_values(o) for o in obj]
+            return tuple(items) if isinstance(obj, tuple) else items
+        if isinstance(obj, dict):
+            return {k: self.to_values(v) for k, v in obj.items()}
+        if isinstance(obj, torch.dtype):
+            return FROM_TORCH[obj]
+        if isinstance(obj, torch.device):
+            return to_device(obj)
+        return obj
+
+    def to_proxies(self, obj):
+        if isinstance(obj, TensorValue):
+            return self.proxy(obj)
+        if isinstance(obj, (tuple, list)):
+            items = [self.to_proxies(o) for o in obj]
+            return tuple(items) if isinstance(obj, tuple) else items
+        if isinstance(obj, dict):
+            return {k: self.to_proxies(v) for k, v in obj.items()}
+        return obj
+
+    def lift(self, tensor: torch.Tensor) -> TensorValue:
+        found = self.lifted.get(id(tensor))
+        if found is None:
+            name = self.registry.take(_captured_name(tensor))
+            t = type_of(tensor)
+            value = TensorValue(name, t.shape, t.dtype, t.device)
+            found = self.lifted[id(tensor)] = (value, tensor)
+        return found[0]
+
+    # -- handlers ----------------------------------------------------------------
+
+    def on_symbol_call(self, sym: Symbol, args: tuple, kwargs: dict):
+        # Called by user code directly (a saved trace traced again): it holds proxies.
+        if len(self.recorder.scopes) == 1 and not self.in_torch_call:
+            out = self._record(sym, self.to_values(args), self.to_values(kwargs))
+            return self.to_proxies(out)
+        return self._record(sym, args, kwargs)
+
+    def _record(self, sym: Symbol, args, kwargs):
+        try:
+            return self.recorder.record(sym, args, kwargs)
+        except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
+            raise _error_at_user_line(str(exc)) from exc
+
+    def on_torch_call(self, func, args: tuple, kwargs: dict):
+        kind, adapter = _resolve(func)
+        if kind == "metadata":
+            with torch._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+        if kind == "data":
+            name = getattr(func, "__name__", str(func))
+            raise _error_at_user_line(
+                f"Tensor.{name} needs the tensor's values, which tracing does not have "
+                "(data-dependent control flow or data access); compute this from shapes instead"
+            )
+        vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
+        if kind == "ltorch":
+            self.in_torch_call += 1
+            try:
+                out = adapter(*vargs, **vkwargs)
+            except (ShapeError, UnsupportedCall, TypeError) as exc:
+                raise _error_at_user_line(str(exc)) from exc
+            finally:
+                self.in_torch_call -= 1
+            if out is not OPAQUE:
+                return self.to_proxies(out)
+        if not _holds_tensor_values((vargs, vkwargs)):
+            # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
+            with torch._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+        try:
+            sym = opaque_symbol(func)
+        except OpaqueCallError as exc:
+            raise _error_at_user_line(str(exc)) from exc
+        return self.to_proxies(self._record(sym, vargs, vkwargs))
+
+
+def _holds_tensor_values(obj) -> bool:
+    if isinstance(obj, TensorValue):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(_holds_tensor_values(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_holds_tensor_values(o) for o in obj.values())
+    return False
+
+
+def _captured_name(tensor: torch.Tensor) -> str:
+    """The name a captured tensor had where the user's code found it."""
+    frame = user_frame(sys._getframe(1))
+    while frame is not None:
+        for scope in (frame.f_locals, frame.f_globals):
+            for name, obj in scope.items():
+                if obj is tensor:
+                    return name
+        frame = frame.f_back
+    return "captured"
+
+
+def _error_at_user_line(message: str) -> TracingError:
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return TracingError(message)
+    loc = location_of(frame)
+    return TracingError(message, file=loc.file, line=loc.line, source=loc.text)
+
+
+# -- entry point -------------------------------------------------------------------
+
+
+def _input_values(registry: NameRegistry, name: str, obj, device: str | None):
+    """IR values for one argument of the entry; tensors nested in tuples/lists get
+    names `<param>_0`, `<param>_1`, ..."""
+    if isinstance(obj, torch.Tensor):
+        t = type_of(obj)
+        return TensorValue(registry.take(name), t.shape, t.dtype, device or t.device)
+    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
+        items = [_input_values(registry, f"{name}_{i}", o, device) for i, o in enumerate(obj)]
+        return tuple(items) if isinstance(obj, tuple) else items
+    return NumberValue(registry.take(name), obj)
+
+
+def _flat_inputs(values, objs, out_values: list, out_objs: list) -> None:
+    if isinstance(values, (tuple, list)):
+        for v, o in zip(values, objs, strict=True):
+            _flat_inputs(v, o, out_values, out_objs)
+    else:
+        out_values.append(values)
+        out_objs.append(objs)
+
+
+def _bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    signature = inspect.signature(target)
+    try:
+        return signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        name = getattr(fn, "__name__", type(fn).__name__)
+        given = len(args) + len(kwargs)
+        raise UserError(f"wrong inputs for {name}{signature}: {given} given ({exc})") from None
+
+
+def _argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
+    """(values, objects) for the entry's arguments, flattened in signature order."""
+    bound = _bind(fn, args, kwargs)
+    values: list = []
+    objs: list = []
+    per_param = {}
+    for param, obj in bound.arguments.items():
+        param_values = _input_values(registry, param, obj, device)
+        _flat_inputs(param_values, obj, values, objs)
+        per_param[param] = param_values
+    return values, objs, bound, per_param
+
+
+def _unique_module_tensors(module: torch.nn.Module) -> list:
+    seen: dict[int, torch.Tensor] = {}
+    for _, tensor, _, _ in _module_tensors(module):
+        seen.setdefault(id(tensor), tensor)
+    return list(seen.values())
+
+
+def trace_callable(
+    fn: Callable, args: tuple = (), kwargs: dict | None = None, *, device: str | None = None,
+    info: TraceInfo | None = None, name: str | None = None,
+) -> TracedProgram:
+    """Trace `fn(*args, **kwargs)`. With `device`, tensor inputs are traced as if they
+    lived there (the device need not exist here)."""
+    kwargs = kwargs or {}
+    registry = NameRegistry()
+    input_values, input_objs, bound, per_param = _argument_inputs(registry, fn, args, kwargs, device)
+    tracer = _Tracer(registry, device or "cpu")
+    proxied = {
+        param: _proxied_argument(tracer, values, bound.arguments[param]) for param, values in per_param.items()
+    }
+    call_args, call_kwargs = _rebind(bound, proxied)
+
+    module_state: list[tuple[dict, str, object]] = []
+    if isinstance(fn, torch.nn.Module):
+        by_id: dict[int, TensorValue] = {}
+        for qualname, tensor, owner_dict, key in _module_tensors(fn):
+            value = by_id.get(id(tensor))
+            if value is None:  # tied weights are one input, swapped everywhere they appear
+                t = type_of(tensor)
+                value = TensorValue(registry.take(qualname), t.shape, t.dtype, device or t.device)
+                by_id[id(tensor)] = value
+                input_values.append(value)
+                input_objs.append(tensor)
+            module_state.append((owner_dict, key, tensor))
+            owner_dict[key] = tracer.proxy(value)
+
+    push_handler(tracer.on_symbol_call)
+    hints = HintCollector()
+    try:
+        with _Mode(tracer), hints:
+            result = fn(*call_args, **call_kwargs)
+        output = tracer.to_values(result)
+    finally:
+        pop_handler()
+        for owner_dict, key, tensor in module_state:
+            owner_dict[key] = tensor
+
+    for value, tensor in tracer.lifted.values():
+        input_values.append(value)
+        input_objs.append(tensor)
+    n_lifted = len(tracer.lifted)
+    bsyms = tuple(
+        b.replace(name_hints=tuple((o.name, hints.hints[o.name]) for o in b.iter_outputs() if o.name in hints.hints))
+        if any(o.name in hints.hints for o in b.iter_outputs()) else b
+        for b in tracer.recorder.bsyms
+    )
+    trace_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    trace = Trace(
+        name=trace_name,
+        inputs=tuple(input_values), bsyms=bsyms, output=output, names=registry.frozen(),
+        info=info or TraceInfo(entry=trace_name, device=device or "cpu"),
+    )
+    return TracedProgram(trace, input_objs, fn, n_lifted)
+
+
+def _proxied_argument(tracer: _Tracer, values, obj):
+    if isinstance(values, TensorValue):
+        return tracer.proxy(values)
+    if isinstance(values, (tuple, list)):
+        items = [_proxied_argument(tracer, v, o) for v, o in zip(values, obj, strict=True)]
+        return tuple(items) if isinstance(values, tuple) else items
+    return obj  # numbers and other constants are passed as they are: the trace specialises on them
+
+
+def _rebind(bound: inspect.BoundArguments, proxied: dict) -> tuple[tuple, dict]:
+    args, kwargs = [], {}
+    for param in bound.signature.parameters.values():
+        if param.name not in proxied:
+            continue
+        value = proxied[param.name]
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            args.extend(value)
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            kwargs.update(value)
+        elif param.kind is inspect.Parameter.KEYWORD_ONLY:
+            kwargs[param.name] = value
+        else:
+            args.append(value)
+    return tuple(args), kwargs
+
+
+def _module_tensors(module: torch.nn.Module):
+    """(qualified name, tensor, owning dict, key) for every parameter and buffer."""
+    for prefix, sub in module.named_modules(remove_duplicate=False):
+        for kind in ("_parameters", "_buffers"):
+            store = getattr(sub, kind)
+            for key, tensor in list(store.items()):
+                if tensor is None:
+                    continue
+                yield (f"{prefix}.{key}" if prefix else key), tensor, store, key
+
+
+__all__ = ["TracedProgram", "trace_callable"]

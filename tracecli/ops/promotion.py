@@ -1,0 +1,133 @@
+"""Hand-written shape and dtype rules shared by prims and ltorch: broadcasting,
+type promotion (torch's rules: dimensioned tensors, then zero-dim tensors, then
+Python numbers, each only able to raise the category), dimension canonicalisation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from tracecli.core import dtypes
+from tracecli.core.dtypes import DType
+from tracecli.core.values import TensorValue
+
+# torch.promote_types for same-category pairs that are not simply "the wider one".
+_SPECIAL = {
+    frozenset({dtypes.float16, dtypes.bfloat16}): dtypes.float32,
+    frozenset({dtypes.uint8, dtypes.int8}): dtypes.int16,
+}
+
+
+class ShapeError(ValueError):
+    """Shapes or dtypes that the operation does not accept (the user's bug, not ours)."""
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    if a == b:
+        return a
+    ka, kb = dtypes.KIND_ORDER[a.kind], dtypes.KIND_ORDER[b.kind]
+    if ka != kb:
+        hi, lo = (a, b) if ka > kb else (b, a)
+        if hi.is_complex and lo.is_float and lo.bits == 64:
+            return dtypes.complex128
+        if hi == dtypes.uint8 and lo.kind == "int":
+            return dtypes.int16
+        return hi
+    special = _SPECIAL.get(frozenset({a, b}))
+    if special is not None:
+        return special
+    if a.kind == "int" and dtypes.uint8 in (a, b):
+        other = b if a == dtypes.uint8 else a
+        return other if other.bits > 8 else dtypes.int16
+    return a if a.bits >= b.bits else b
+
+
+def result_type(*operands: object) -> DType:
+    """The dtype torch computes an elementwise op in, for tensors and Python numbers."""
+    dim_t: DType | None = None
+    zero_t: DType | None = None
+    number_kind: str | None = None
+    for op in operands:
+        if isinstance(op, TensorValue):
+            if op.ndim:
+                dim_t = op.dtype if dim_t is None else promote_types(dim_t, op.dtype)
+            else:
+                zero_t = op.dtype if zero_t is None else promote_types(zero_t, op.dtype)
+        elif op is not None:
+            kind = dtypes.kind_of_number(op)
+            if number_kind is None or dtypes.KIND_ORDER[kind] > dtypes.KIND_ORDER[number_kind]:
+                number_kind = kind
+    result = dim_t
+    if zero_t is not None:
+        if result is None or dtypes.KIND_ORDER[zero_t.kind] > dtypes.KIND_ORDER[result.kind]:
+            result = zero_t
+    if number_kind is not None:
+        if result is None:
+            result = dtypes.DEFAULT_FOR_KIND[number_kind]
+        elif dtypes.KIND_ORDER[number_kind] > dtypes.KIND_ORDER[result.kind]:
+            if number_kind == "complex" and result == dtypes.float64:
+                result = dtypes.complex128
+            else:
+                result = dtypes.DEFAULT_FOR_KIND[number_kind]
+    if result is None:
+        raise ShapeError("no operand to take a dtype from")
+    return result
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, d in enumerate(shape):
+            cur = out[offset + i]
+            if cur == 1:
+                out[offset + i] = d
+            elif d != 1 and d != cur:
+                raise ShapeError(
+                    f"shapes {', '.join(str(list(s)) for s in shapes)} cannot be broadcast together"
+                )
+    return tuple(out)
+
+
+def canonical_dim(dim: int, ndim: int) -> int:
+    # Zero-dim tensors accept dims 0 and -1, as in torch.
+    bound = max(ndim, 1)
+    if not -bound <= dim < bound:
+        raise ShapeError(f"dimension {dim} is out of range for a tensor with {ndim} dimensions")
+    return dim % bound
+
+
+def canonical_dims(dims: int | Iterable[int] | None, ndim: int) -> tuple[int, ...]:
+    """Reduction dims: None or () means all dimensions."""
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, int):
+        dims = (dims,)
+    dims = tuple(dims)
+    if not dims:
+        return tuple(range(ndim))
+    out = tuple(sorted({canonical_dim(d, ndim) for d in dims}))
+    if len(out) != len(dims):
+        raise ShapeError(f"dimension repeated in {list(dims)}")
+    return out if ndim else ()
+
+
+def infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
+    """Resolve one -1 in a reshape target."""
+    shape = tuple(int(d) for d in shape)
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ShapeError("only one dimension can be -1")
+    known = 1
+    for d in shape:
+        if d != -1:
+            if d < 0:
+                raise ShapeError(f"invalid shape dimension {d}")
+            known *= d
+    if unknown:
+        if known == 0 or numel % known:
+            raise ShapeError(f"shape {list(shape)} is invalid for input of size {numel}")
+        shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
+    elif known != numel:
+        raise ShapeError(f"shape {list(shape)} is invalid for input of size {numel}")
+    return shape

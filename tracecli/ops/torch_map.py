@@ -1,0 +1,236 @@
+"""The map from torch callables (functions, methods, operators, properties) to ltorch.
+
+Each entry is an adapter: it takes the call's arguments (tensors already replaced by
+values) and calls ltorch symbols. An adapter that cannot model a particular form of
+a call returns OPAQUE, and the call is recorded as an opaque `torch.*` symbol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from tracecli.core import dtypes
+from tracecli.core.values import TensorValue
+from tracecli.ops import ltorch
+from tracecli.ops.ltorch._base import shape_arg
+from tracecli.ops.torch_bridge import to_dtype
+
+OPAQUE = object()
+
+
+class UnsupportedCall(Exception):
+    """A call whose semantics tracing cannot keep (in-place on an input, data access)."""
+
+
+def _no_inplace(name: str, inplace: bool) -> None:
+    if inplace:
+        raise UnsupportedCall(f"{name}(..., inplace=True) mutates its input; in-place operations are not traced yet")
+
+
+def _swap(sym) -> Callable:
+    return lambda self, other: sym(other, self)
+
+
+def _div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return ltorch.true_divide(input, other)
+    if rounding_mode == "floor":
+        return ltorch.floor_divide(input, other)
+    return OPAQUE
+
+
+def _sizes(fn):
+    """torch factories take sizes as varargs or one sequence, plus options we ignore."""
+
+    def adapter(*size, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False, out=None,
+                generator=None, memory_format=None):
+        if out is not None or generator is not None:
+            return OPAQUE
+        return fn(shape_arg(size), dtype=dtype, device=device)
+
+    return adapter
+
+
+def _like(fn):
+    def adapter(input, *, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False,
+                memory_format=None, generator=None):
+        if generator is not None:
+            return OPAQUE
+        return fn(input, dtype=dtype, device=device)
+
+    return adapter
+
+
+def _full(size, fill_value, *, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False,
+          out=None):
+    if out is not None:
+        return OPAQUE
+    return ltorch.full(shape_arg((size,)), fill_value, dtype=dtype, device=device)
+
+
+def _arange(*args, dtype=None, device=None, layout=None, pin_memory=False, requires_grad=False, out=None):
+    if out is not None or not 1 <= len(args) <= 3:
+        return OPAQUE
+    return ltorch.arange(*args, dtype=dtype, device=device)
+
+
+def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+    for arg in args:
+        if isinstance(arg, dtypes.DType):
+            dtype = arg
+        elif isinstance(arg, TensorValue):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, str):
+            device = arg
+        elif arg is not None:
+            return OPAQUE
+    return ltorch.to(self, device=device, dtype=dtype)
+
+
+def _to_dtype(dtype):
+    return lambda self, memory_format=None: ltorch.to(self, dtype=dtype)
+
+
+def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):  # the legacy var(input, unbiased) form
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return ltorch.var(input, dim, correction=correction, keepdim=keepdim)
+
+
+def _softmax(sym):
+    def adapter(input, dim=None, _stacklevel=3, dtype=None):
+        return sym(input, dim, dtype=dtype)
+
+    return adapter
+
+
+def _identity(self, *args, **kwargs):
+    return self
+
+
+def _where(condition, input=None, other=None):
+    if input is None and other is None:
+        return OPAQUE  # torch.where(condition) is nonzero: its shape depends on the data
+    return ltorch.where(condition, input, other)
+
+
+def _relu(input, inplace=False):
+    _no_inplace("relu", inplace)
+    return ltorch.relu(input)
+
+
+def _silu(input, inplace=False):
+    _no_inplace("silu", inplace)
+    return ltorch.silu(input)
+
+
+# Tensor methods and operators, by name (torch reaches them under several objects).
+METHODS: dict[str, Callable] = {
+    "add": ltorch.add, "__add__": ltorch.add, "__radd__": ltorch.add,
+    "sub": ltorch.sub, "__sub__": ltorch.sub, "__rsub__": ltorch.rsub, "subtract": ltorch.sub,
+    "mul": ltorch.mul, "__mul__": ltorch.mul, "__rmul__": ltorch.mul, "multiply": ltorch.mul,
+    "div": _div, "divide": _div, "true_divide": ltorch.true_divide, "__truediv__": ltorch.true_divide,
+    "__rtruediv__": _swap(ltorch.true_divide), "__rdiv__": _swap(ltorch.true_divide),
+    "floor_divide": ltorch.floor_divide, "__floordiv__": ltorch.floor_divide,
+    "__rfloordiv__": _swap(ltorch.floor_divide),
+    "pow": ltorch.pow, "__pow__": ltorch.pow, "__rpow__": _swap(ltorch.pow),
+    "neg": ltorch.neg, "__neg__": ltorch.neg, "negative": ltorch.neg, "abs": ltorch.abs, "__abs__": ltorch.abs,
+    "exp": ltorch.exp, "log": ltorch.log, "sin": ltorch.sin, "cos": ltorch.cos, "tanh": ltorch.tanh,
+    "sqrt": ltorch.sqrt, "rsqrt": ltorch.rsqrt, "erf": ltorch.erf, "sigmoid": ltorch.sigmoid, "relu": ltorch.relu,
+    "matmul": ltorch.matmul, "__matmul__": ltorch.matmul, "__rmatmul__": _swap(ltorch.matmul),
+    "maximum": ltorch.maximum, "minimum": ltorch.minimum,
+    "sum": ltorch.sum, "mean": ltorch.mean, "amax": ltorch.amax, "amin": ltorch.amin, "var": _var,
+    "softmax": ltorch.softmax, "log_softmax": ltorch.log_softmax,
+    "reshape": lambda self, *shape: ltorch.reshape(self, shape_arg(shape)),
+    "view": lambda self, *shape: OPAQUE if shape and isinstance(shape[0], dtypes.DType)
+    else ltorch.reshape(self, shape_arg(shape)),
+    "view_as": lambda self, other: ltorch.reshape(self, other.shape),
+    "reshape_as": lambda self, other: ltorch.reshape(self, other.shape),
+    "permute": lambda self, *dims: ltorch.permute(self, shape_arg(dims)),
+    "transpose": ltorch.transpose, "swapaxes": ltorch.transpose, "swapdims": ltorch.transpose,
+    "unsqueeze": ltorch.unsqueeze, "squeeze": ltorch.squeeze,
+    "expand": lambda self, *sizes: ltorch.expand(self, *shape_arg(sizes)),
+    "expand_as": lambda self, other: ltorch.expand(self, *other.shape),
+    "where": lambda self, condition, other: ltorch.where(condition, self, other),
+    "to": _to, "type_as": lambda self, other: ltorch.to(self, dtype=other.dtype),
+    "float": _to_dtype(dtypes.float32), "half": _to_dtype(dtypes.float16), "double": _to_dtype(dtypes.float64),
+    "bfloat16": _to_dtype(dtypes.bfloat16), "int": _to_dtype(dtypes.int32), "long": _to_dtype(dtypes.int64),
+    "short": _to_dtype(dtypes.int16), "bool": _to_dtype(dtypes.bool8),
+    # Values are immutable, so copies and layout changes are the value itself.
+    "contiguous": _identity, "clone": _identity, "detach": _identity,
+    "T": lambda self: ltorch.permute(self, tuple(reversed(range(self.ndim)))),
+    "mT": lambda self: ltorch.transpose(self, -2, -1),
+}
+for _cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    METHODS[_cmp] = METHODS[f"__{_cmp}__"] = getattr(ltorch, _cmp)
+
+# Functions, by object.
+FUNCTIONS: dict[Callable, Callable] = {
+    torch.add: ltorch.add, torch.sub: ltorch.sub, torch.subtract: ltorch.sub, torch.rsub: ltorch.rsub,
+    torch.mul: ltorch.mul, torch.multiply: ltorch.mul, torch.div: _div, torch.divide: _div,
+    torch.true_divide: ltorch.true_divide, torch.floor_divide: ltorch.floor_divide, torch.pow: ltorch.pow,
+    torch.neg: ltorch.neg, torch.negative: ltorch.neg, torch.abs: ltorch.abs, torch.exp: ltorch.exp,
+    torch.log: ltorch.log, torch.sin: ltorch.sin, torch.cos: ltorch.cos, torch.tanh: ltorch.tanh,
+    torch.sqrt: ltorch.sqrt, torch.rsqrt: ltorch.rsqrt, torch.erf: ltorch.erf, torch.sigmoid: ltorch.sigmoid,
+    torch.special.expit: ltorch.sigmoid, F.sigmoid: ltorch.sigmoid, F.tanh: ltorch.tanh,
+    torch.relu: ltorch.relu, F.relu: _relu, F.gelu: ltorch.gelu, F.silu: _silu,
+    torch.eq: ltorch.eq, torch.ne: ltorch.ne, torch.lt: ltorch.lt, torch.le: ltorch.le, torch.gt: ltorch.gt,
+    torch.ge: ltorch.ge, torch.where: _where, torch.maximum: ltorch.maximum, torch.minimum: ltorch.minimum,
+    torch.matmul: ltorch.matmul, F.linear: ltorch.linear,
+    torch.sum: ltorch.sum, torch.mean: ltorch.mean, torch.amax: ltorch.amax, torch.amin: ltorch.amin,
+    torch.var: _var, torch.softmax: ltorch.softmax, F.softmax: _softmax(ltorch.softmax),
+    torch.log_softmax: ltorch.log_softmax, F.log_softmax: _softmax(ltorch.log_softmax),
+    F.layer_norm: ltorch.layer_norm,
+    torch.reshape: ltorch.reshape, torch.permute: ltorch.permute, torch.transpose: ltorch.transpose,
+    torch.swapaxes: ltorch.transpose, torch.unsqueeze: ltorch.unsqueeze, torch.squeeze: ltorch.squeeze,
+    torch.cat: ltorch.cat, torch.concat: ltorch.cat, torch.concatenate: ltorch.cat,
+    torch.zeros: _sizes(ltorch.zeros), torch.ones: _sizes(ltorch.ones), torch.full: _full,
+    torch.arange: _arange, torch.rand: _sizes(ltorch.rand), torch.randn: _sizes(ltorch.randn),
+    torch.rand_like: _like(ltorch.rand_like), torch.randn_like: _like(ltorch.randn_like),
+    torch.zeros_like: _like(ltorch.zeros_like), torch.ones_like: _like(ltorch.ones_like),
+}
+
+# Property getters reach __torch_function__ as `Tensor.<name>.__get__`.
+PROPERTIES: dict[Callable, Callable] = {
+    torch.Tensor.T.__get__: METHODS["T"], torch.Tensor.mT.__get__: METHODS["mT"],
+}
+
+# Calls answered from the proxy's own metadata: they record nothing.
+METADATA_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "is_floating_point", "is_complex", "element_size",
+    "is_contiguous", "get_device", "is_signed", "__len__", "__hash__", "stride", "storage_offset",
+    "__get__",  # property reads not listed in PROPERTIES: shape, dtype, device, ndim, ...
+})
+# Reads that need tensor values, which a trace does not have.
+DATA_DEPENDENT = frozenset({
+    "__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__", "numpy",
+    "__array__", "nonzero", "data_ptr",
+})
+
+
+def resolve(func: Callable) -> tuple[str, Callable | None]:
+    """Classify a torch callable: ('ltorch', adapter), ('metadata', None),
+    ('data', None) or ('opaque', None)."""
+    adapter = FUNCTIONS.get(func) or PROPERTIES.get(func)
+    if adapter is not None:
+        return "ltorch", adapter
+    name = getattr(func, "__name__", "")
+    qualname = getattr(func, "__qualname__", "")
+    is_method = qualname.startswith(("Tensor.", "TensorBase.", "getset_descriptor."))
+    if is_method or (name == "__get__" and not qualname):
+        if name in DATA_DEPENDENT:
+            return "data", None
+        if name in METADATA_METHODS:
+            return "metadata", None
+        adapter = METHODS.get(name)
+        if adapter is not None:
+            return "ltorch", adapter
+    return "opaque", None
+
+
+__all__ = ["OPAQUE", "UnsupportedCall", "resolve", "to_dtype"]

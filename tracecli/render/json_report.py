@@ -1,0 +1,72 @@
+"""The JSON report of `tracecli run` / `tracecli trace` (format documented in the README)."""
+
+from __future__ import annotations
+
+import math
+
+from tracecli.core.printing import format_trace
+from tracecli.core.pytree import tree_leaves
+from tracecli.core.trace import Trace
+from tracecli.core.values import NumberValue, TensorValue
+from tracecli.executors.compare import RunReport
+from tracecli.executors.runner import JobResult
+
+FORMAT_VERSION = 1
+
+
+def _value(v) -> dict:
+    if isinstance(v, TensorValue):
+        return {"name": v.name, "kind": "tensor", "shape": list(v.shape), "dtype": v.dtype.name, "device": v.device}
+    if isinstance(v, NumberValue):
+        value = v.value if isinstance(v.value, (int, float, bool, str, type(None))) else repr(v.value)
+        return {"name": v.name, "kind": "constant", "type": v.python_type, "value": value}
+    return {"name": None, "kind": "constant", "type": type(v).__name__, "value": repr(v)}
+
+
+def _finite(x: float | None):
+    return None if x is None or math.isnan(x) else x
+
+
+def _report(report: RunReport) -> dict:
+    return {
+        "match": report.match,
+        "eager_ms": report.eager_ms,
+        "compiled_ms": report.compiled_ms,
+        "outputs": [
+            {
+                "name": o.name, "shape": list(o.shape) if o.shape is not None else None, "dtype": o.dtype,
+                "match": o.match, "max_abs_error": _finite(o.max_abs_error), "max_rel_error": _finite(o.max_rel_error),
+                "problem": o.problem or None,
+            }
+            for o in report.outputs
+        ],
+    }
+
+
+def trace_json(trace: Trace, depth: float) -> dict:
+    return {
+        "text": format_trace(trace, depth),
+        "inputs": [_value(v) for v in trace.inputs],
+        "outputs": [_value(v) for v in tree_leaves(trace.output)],
+        "bound_symbols": len(trace.bsyms),
+    }
+
+
+def job_json(command: str, job: JobResult, depth: float) -> dict:
+    out = {
+        "format": FORMAT_VERSION,
+        "command": command,
+        "script": job.script.display,
+        "entry": job.entry,
+        "entry_reason": job.entry_reason,
+        "device": job.device,
+        "calls": [],
+    }
+    for call in job.calls:
+        entry = {"trace": trace_json(call.program.trace, depth)}
+        if call.report is not None:
+            entry["result"] = _report(call.report)
+        out["calls"].append(entry)
+    if command == "run":
+        out["match"] = job.match
+    return out
