@@ -1,0 +1,35 @@
+"""The pass contract: a pass maps a Trace to a PassResult and never mutates its input."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tracecli.core.trace import Trace
+
+
+@dataclass(frozen=True)
+class PassResult:
+    trace: Trace
+    changed: bool
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pass:
+    name: str
+    description: str  # one line, shown by `tracecli passes`
+    run: Callable[..., PassResult]
+
+
+REGISTRY: dict[str, Pass] = {}
+
+
+def register(name: str, description: str):
+    """Register the decorated `Trace -> PassResult` function under `name`."""
+
+    def add(fn: Callable[..., PassResult]) -> Callable[..., PassResult]:
+        REGISTRY[name] = Pass(name, description, fn)
+        return fn
+
+    return add
