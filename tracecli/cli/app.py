@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -107,6 +108,14 @@ def _emit(command: str, job: JobResult, depth: float, fmt: Format, color: Color)
             print_report(console, call.report)
 
 
+def _job(target, device, inputs, seed, depth, fmt: Format, *, execute: bool) -> tuple[JobResult, float]:
+    levels = _depth(depth)
+    # With --format json stdout carries one JSON object: what the script prints goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr) if fmt is Format.json else contextlib.nullcontext():
+        job = trace_script(target, device=device, input_specs=inputs, seed=seed, execute=execute)
+    return job, levels
+
+
 @app.command()
 def run(
     target: TargetArg, device: DeviceOpt = "cpu", inputs: InputOpt = None, depth: DepthOpt = "1",
@@ -114,12 +123,7 @@ def run(
 ) -> None:
     """Trace the entry, execute the compiled trace and compare it with eager PyTorch (exit 1 on mismatch)."""
 
-    def work():
-        levels = _depth(depth)
-        job = trace_script(target, device=device, input_specs=inputs, seed=seed, execute=True)
-        return job, levels
-
-    job, levels = _guarded(debug, color, work)
+    job, levels = _guarded(debug, color, lambda: _job(target, device, inputs, seed, depth, format, execute=True))
     _emit("run", job, levels, format, color)
     if not job.match:
         raise typer.Exit(1)
@@ -132,11 +136,7 @@ def trace(
 ) -> None:
     """Print the trace of the entry without executing it (works for devices this machine lacks)."""
 
-    def work():
-        levels = _depth(depth)
-        return trace_script(target, device=device, input_specs=inputs, seed=seed, execute=False), levels
-
-    job, levels = _guarded(debug, color, work)
+    job, levels = _guarded(debug, color, lambda: _job(target, device, inputs, seed, depth, format, execute=False))
     _emit("trace", job, levels, format, color)
 
 

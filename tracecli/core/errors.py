@@ -22,7 +22,7 @@ class UserError(Exception):
         where = self.where()
         text = f"{where}: {self.message}" if where else self.message
         if self.source:
-            text += f"\n    {self.source}"
+            text += f" (at `{self.source}`)"
         return text
 
 

@@ -231,11 +231,14 @@ def _bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
     signature = inspect.signature(target)
     try:
-        return signature.bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as exc:
         name = getattr(fn, "__name__", type(fn).__name__)
         given = len(args) + len(kwargs)
         raise UserError(f"wrong inputs for {name}{signature}: {given} given ({exc})") from None
+    # Defaults are inputs too: the trace specialises on them and the signature shows them.
+    bound.apply_defaults()
+    return bound
 
 
 def _argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):

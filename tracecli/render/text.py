@@ -38,7 +38,10 @@ def print_report(console: Console, report: RunReport) -> None:
         if out.problem and not out.match:
             console.print(f"{out.name}: {out.problem}", markup=False)
     n = len(report.outputs)
-    verdict = f"all {n} outputs match eager" if report.match else f"{sum(not o.match for o in report.outputs)} of {n} outputs differ from eager"
+    if report.match:
+        verdict = "the output matches eager" if n == 1 else f"all {n} outputs match eager"
+    else:
+        verdict = f"{sum(not o.match for o in report.outputs)} of {n} outputs differ from eager"
     console.print(
         f"eager {report.eager_ms:.3f} ms · compiled {report.compiled_ms:.3f} ms · {verdict}", markup=False
     )

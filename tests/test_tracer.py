@@ -1,0 +1,167 @@
+"""The tracer: inputs, names, hints, devices, captured tensors, opaque calls, errors."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tracecli.core.errors import TracingError
+from tracecli.core.printing import format_trace
+from tracecli.core.verify import verify
+from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.tracer import trace_callable
+
+SCALE = torch.tensor([2.0, 3.0])
+
+
+def traced(fn, *args, **kwargs):
+    program = trace_callable(fn, args, kwargs)
+    verify(program.trace)
+    return program
+
+
+def test_module_parameters_become_inputs_named_after_their_qualified_names():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    program = traced(model, torch.randn(3, 4))
+    assert [v.name for v in program.trace.inputs] == ["input", "_0_weight", "_0_bias", "_2_weight", "_2_bias"]
+    out = compile_trace(program.trace)(*program.inputs)
+    torch.testing.assert_close(out, model(program.inputs[0]))
+    # The module is left as it was: real parameters, not proxies.
+    assert type(model[0].weight) is nn.Parameter
+
+
+def test_tied_weights_are_one_input():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4, bias=False)
+            self.b = nn.Linear(4, 4, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    program = traced(Tied(), torch.randn(2, 4))
+    assert [v.name for v in program.trace.inputs] == ["x", "a_weight"]
+
+
+def test_name_hints_are_recorded_but_names_stay_generic():
+    def f(x, y):
+        total = x + y
+        scaled = total * 2
+        return scaled
+
+    trace = traced(f, torch.randn(2), torch.randn(2)).trace
+    assert [b.name_hints for b in trace.bsyms] == [(("t0", "total"),), (("t1", "scaled"),)]
+    assert "total = ltorch" not in format_trace(trace)
+
+
+def test_reassigned_variable_hints_each_value():
+    def f(x):
+        x = x + 1
+        x = x * 2
+        return x
+
+    trace = traced(f, torch.randn(2)).trace
+    assert [b.name_hints[0][1] for b in trace.bsyms] == ["x", "x"]
+
+
+def test_captured_global_tensor_becomes_a_named_input():
+    def f(x):
+        return x * SCALE
+
+    program = traced(f, torch.ones(2))
+    assert [v.name for v in program.trace.inputs] == ["x", "SCALE"]
+    assert torch.equal(compile_trace(program.trace)(*program.inputs), SCALE)
+
+
+def test_tracing_for_an_absent_device_needs_no_device():
+    program = trace_callable(lambda x: torch.zeros(2, device=x.device) + x.sum(), (torch.randn(2),), device="cuda:3")
+    assert "cuda:3 f32[2]" in format_trace(program.trace)
+    assert program.trace.inputs[0].device == "cuda:3"
+
+
+def test_metadata_reads_record_nothing():
+    def f(x):
+        assert isinstance(x, torch.Tensor) and x.dim() == 2 and x.is_floating_point()
+        return x.reshape(x.shape[0] * x.size(1), 1) + x.numel() + len(x)
+
+    trace = traced(f, torch.randn(3, 4)).trace
+    assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.reshape", "ltorch.add", "ltorch.add"]
+
+
+def test_identity_operations_record_nothing():
+    def f(x):
+        return x.contiguous().float().reshape(2, 3).detach()
+
+    trace = traced(f, torch.randn(2, 3)).trace
+    assert trace.bsyms == () and trace.output is trace.inputs[0]
+
+
+def test_unmodelled_torch_call_becomes_opaque_and_still_runs():
+    def f(x):
+        return torch.cumsum(x, dim=0) + 1
+
+    program = traced(f, torch.arange(4.0))
+    first = program.trace.bsyms[0]
+    assert first.symbol.qualname == "torch.cumsum"
+    assert "torch.cumsum(x, dim=0)" in format_trace(program.trace)
+    torch.testing.assert_close(compile_trace(program.trace)(*program.inputs), f(torch.arange(4.0)))
+
+
+def test_data_dependent_access_points_at_the_users_line():
+    def f(x):
+        return x * x.max().item()
+
+    with pytest.raises(TracingError) as info:
+        trace_callable(f, (torch.randn(3),))
+    assert info.value.file.endswith("test_tracer.py") and "x.max().item()" in info.value.source
+    assert "data-dependent" in info.value.message
+
+
+def test_inplace_is_refused_clearly():
+    with pytest.raises(TracingError, match="in-place"):
+        trace_callable(lambda x: F.relu(x, inplace=True), (torch.randn(3),))
+
+
+def test_source_location_is_the_innermost_user_frame():
+    def helper(x):
+        return torch.tanh(x)
+
+    def f(x):
+        return helper(x) * 2
+
+    trace = traced(f, torch.randn(2)).trace
+    assert trace.bsyms[0].source.text == "return torch.tanh(x)"
+    assert trace.bsyms[1].source.text == "return helper(x) * 2"
+    assert not trace.bsyms[0].source.file.startswith("/")
+
+
+def test_number_and_keyword_inputs():
+    def f(x, *, scale=2.0, shift):
+        return x * scale + shift
+
+    program = traced(f, torch.ones(2), shift=1)
+    assert [v.name for v in program.trace.inputs] == ["x", "scale", "shift"]
+    assert torch.equal(compile_trace(program.trace)(*program.inputs), torch.full((2,), 3.0))
+
+
+def test_tensor_lists_as_inputs():
+    def f(xs):
+        return torch.cat(xs, dim=0)
+
+    program = traced(f, [torch.ones(2), torch.zeros(3)])
+    assert [v.name for v in program.trace.inputs] == ["xs_0", "xs_1"]
+    assert compile_trace(program.trace)(*program.inputs).shape == (5,)
+
+
+def test_symbols_called_directly_trace_like_torch_calls():
+    from tracecli.ops import ltorch
+
+    def f(x, y):
+        t0 = ltorch.mul(x, y)
+        return ltorch.add(t0, 1)
+
+    trace = traced(f, torch.randn(2), torch.randn(2)).trace
+    assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.mul", "ltorch.add"]
+    assert trace.bsyms[0].name_hints == (("t0", "t0"),)
