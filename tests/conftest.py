@@ -4,6 +4,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tracecli.cli.app import app
+from tracecli.passes import REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -23,6 +24,15 @@ def _in_repo_root(monkeypatch):
     # Paths in traces are relative to the working directory: run everything from the root.
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _pass_registry_restored():
+    # Tests register passes of their own; the next test must see only the built-in ones.
+    saved = dict(REGISTRY)
+    yield
+    REGISTRY.clear()
+    REGISTRY.update(saved)
 
 
 @pytest.fixture

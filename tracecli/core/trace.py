@@ -35,9 +35,9 @@ class Trace:
     def replace(self, **changes) -> Trace:
         return replace(self, **changes)
 
-    def after_pass(self, pass_name: str, **changes) -> Trace:
-        info = replace(self.info, passes=(*self.info.passes, pass_name))
-        return replace(self, info=info, **changes)
+    def with_pass(self, pass_name: str) -> Trace:
+        """This trace, its header naming one more pass that ran over it."""
+        return replace(self, info=replace(self.info, passes=(*self.info.passes, pass_name)))
 
 
 def collect_names(inputs, bsyms) -> set[str]:

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.errors import UserError
-from tracecli.core.trace import TraceInfo
+from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.executors.compare import RunReport, check_against_eager
 from tracecli.frontend.inputs import call_sample_inputs, check_device, device_available, inputs_from_specs
 from tracecli.frontend.loader import Script, choose_entry, exception_at_user_line, load_script, run_main_blocks
 from tracecli.frontend.tracer import TracedProgram, trace_callable
+from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
 _ENTRY_SUFFIX = re.compile(r"^(?P<path>.+?):(?P<entry>[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -29,7 +30,12 @@ class CompiledRunError(Exception):
 @dataclass
 class TracedCall:
     program: TracedProgram
+    stages: list[Stage] = field(default_factory=list)  # the initial trace, then one per pass
     report: RunReport | None = None
+
+    @property
+    def final(self) -> Trace:
+        return self.stages[-1].trace if self.stages else self.program.trace
 
 
 @dataclass
@@ -78,12 +84,12 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
     return program
 
 
-def _execute(program: TracedProgram, fn: Callable, args: tuple, kwargs: dict, seed: int, device: str,
+def _execute(call: TracedCall, fn: Callable, args: tuple, kwargs: dict, seed: int, device: str,
              script: Script) -> RunReport:
-    compiled = compile_trace(program.trace)
+    compiled = compile_trace(call.final)
     try:
         return check_against_eager(
-            program.trace, compiled, fn, args, kwargs, program.inputs, seed=seed, device=device
+            call.final, compiled, fn, args, kwargs, call.program.inputs, seed=seed, device=device
         )
     except Exception as exc:
         source = getattr(compiled, "__tracecli_source__", "")
@@ -98,7 +104,7 @@ def _frames(exc: BaseException):
 
 def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
-    execute: bool = True,
+    execute: bool = True, steps: list[Step] | None = None, check: bool = True,
 ) -> JobResult:
     device = check_device(device)
     path, entry_name = split_target(target)
@@ -112,13 +118,14 @@ def trace_script(
         fn.to(device)
     result = JobResult(script, entry, reason, device)
     if main_mode:
-        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, stamp=not available)
+        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute,
+                          stamp=not available, steps=steps or [], check=check)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
-    call = TracedCall(program)
+    call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if execute:
-        call.report = _execute(program, fn, args, kwargs, seed, device, script)
+        call.report = _execute(call, fn, args, kwargs, seed, device, script)
     result.calls.append(call)
     return result
 
@@ -164,7 +171,7 @@ class _TracingEntry:
 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
-                      execute: bool, stamp: bool) -> None:
+                      execute: bool, stamp: bool, steps: list[Step], check: bool) -> None:
     compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram]] = {}
 
     def on_call(args, kwargs):
@@ -172,13 +179,13 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         found = compiled_by_signature.get(key)
         if found is None:
             program = _trace_entry(script, entry, fn, args, kwargs, device, stamp)
-            call = TracedCall(program)
+            call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
             if execute:
                 state = torch.get_rng_state()
-                call.report = _execute(program, fn, args, kwargs, seed, device, script)
+                call.report = _execute(call, fn, args, kwargs, seed, device, script)
                 torch.set_rng_state(state)
             result.calls.append(call)
-            found = compiled_by_signature[key] = (compile_trace(program.trace), program)
+            found = compiled_by_signature[key] = (compile_trace(call.final), program)
         compiled, program = found
         if not execute:
             return fn(*args, **kwargs)

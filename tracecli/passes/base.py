@@ -13,6 +13,9 @@ class PassResult:
     trace: Trace
     changed: bool
     stats: dict[str, int] = field(default_factory=dict)
+    # Which value became which (old name -> new name): renamed values and merged
+    # duplicates. Diffs use it to show identity rather than text.
+    value_map: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,9 @@ class Pass:
 
 
 REGISTRY: dict[str, Pass] = {}
+# Every registration in order, repeats included: loading a pass file twice still
+# tells which passes it registered.
+REGISTRATIONS: list[str] = []
 
 
 def register(name: str, description: str):
@@ -30,6 +36,7 @@ def register(name: str, description: str):
 
     def add(fn: Callable[..., PassResult]) -> Callable[..., PassResult]:
         REGISTRY[name] = Pass(name, description, fn)
+        REGISTRATIONS.append(name)
         return fn
 
     return add

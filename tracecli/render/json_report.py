@@ -63,7 +63,7 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         "calls": [],
     }
     for call in job.calls:
-        entry = {"trace": trace_json(call.program.trace, depth)}
+        entry = {"trace": trace_json(call.final, depth)}
         if call.report is not None:
             entry["result"] = _report(call.report)
         out["calls"].append(entry)

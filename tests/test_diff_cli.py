@@ -1,0 +1,162 @@
+"""`tracecli diff`, `tracecli passes` and `-p` on run, as users run them."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_cli import assert_user_error
+
+
+def diff(cli, *args):
+    return cli("diff", *args, "--color", "never")
+
+
+def test_rename_diff_shows_renames_not_walls_of_changes(cli, golden):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "rename", "--depth", "0")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if line.startswith(("+ ", "- "))][2:], "only the header line changes"
+    assert "~   z = ltorch.mul(a, b)  # z: \"cpu f32[3, 4]\"    [t4 -> z, t0 -> a, t1 -> b]" in lines
+    assert "[t7 -> a_1]" in result.stdout
+    golden("seed_cse.rename.diff.txt", result.stdout)
+
+
+def test_each_pass_gets_its_own_diff(cli, golden):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "dce,cse,rename,renumber", "--each", "--depth", "0")
+    assert result.exit_code == 0
+    text = result.stdout
+    assert text.index("── cse: merged 3") < text.index("── rename: renamed 5")
+    assert text.rstrip().endswith("unchanged: dce, renumber")
+    # Timings vary: compare the rest.
+    golden("seed_cse.each.diff.txt", "\n".join(line.split(" (")[0] if line.startswith("──") else line for line in text.splitlines()) + "\n")
+
+
+def test_cse_diff_removes_the_duplicates(cli):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "cse", "--depth", "0")
+    removed = [line for line in result.stdout.splitlines() if line.startswith("-   t")]
+    assert removed == [
+        '-   t2 = ltorch.mul(x, y)  # t2: "cpu f32[3, 4]"',
+        '-   t3 = ltorch.true_divide(y, x)  # t3: "cpu f32[3, 4]"',
+        '-   t5 = ltorch.mul(t2, t3)  # t5: "cpu f32[3, 4]"',
+    ]
+    assert "~   t6 = ltorch.mul(t4, 1)" in result.stdout and "[t5 -> t4]" in result.stdout
+
+
+def test_side_by_side(cli, golden):
+    result = diff(cli, "sample_programs/seed_sincos.py", "-p", "rename", "--side-by-side", "--depth", "0")
+    assert result.exit_code == 0
+    assert "before" in result.stdout and "after" in result.stdout
+    assert any("t2 = ltorch.add(t0, t1)" in line and "y = ltorch.add(t0, t1)" in line for line in result.stdout.splitlines())
+
+
+def test_stat(cli):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "dce,cse,rename", "--stat")
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[2:]}
+    assert rows["dce"][1:6] == ["0", "0", "0", "0", "0"]
+    assert rows["cse"][1:5] == ["0", "3", "0", "3"]
+    assert rows["rename"][1:5] == ["0", "0", "5", "0"]
+    assert rows["rename"][-1] == "ms"
+
+
+def test_exit_code_like_git_diff(cli):
+    assert diff(cli, "sample_programs/seed_sincos.py", "-p", "dce", "--exit-code").exit_code == 0
+    assert diff(cli, "sample_programs/seed_cse.py", "-p", "cse", "--exit-code").exit_code == 1
+    assert diff(cli, "sample_programs/seed_cse.py", "-p", "cse").exit_code == 0
+
+
+def test_no_change_is_said(cli):
+    result = diff(cli, "sample_programs/seed_sincos.py", "-p", "dce,cse")
+    assert result.stdout.strip() == "no change: dce, cse left the trace as it was"
+
+
+def test_plain_text_diff(cli):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "rename", "--text", "--depth", "0")
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["--- before", "+++ after"]
+    assert '-  t0 = ltorch.mul(x, y)  # t0: "cpu f32[3, 4]"' in lines
+    assert '+  a = ltorch.mul(x, y)  # a: "cpu f32[3, 4]"' in lines
+
+
+def test_json_diff(cli):
+    result = cli("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--format", "json")
+    report = json.loads(result.stdout)
+    assert report["command"] == "diff" and report["passes"] == ["cse", "rename"] and report["changed"]
+    assert report["stages"][0]["value_map"] == {"t2": "t0", "t3": "t1", "t5": "t4"}
+    assert report["value_map"]["t5"] == "z" and report["value_map"]["t7"] == "a_1"
+    assert report["stages"][1]["stats"] == {"renamed": 5}
+    kinds = {line["kind"] for line in report["lines"]}
+    assert kinds <= {" ", "~", "-", "+"}
+
+
+def test_save_writes_runnable_files_and_a_report(cli, tmp_path):
+    out = tmp_path / "stages"
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "dce,cse,rename", "--save", str(out))
+    assert result.exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["00-initial.py", "01-dce.py", "02-cse.py", "03-rename.py", "report.json"]
+    assert json.loads((out / "report.json").read_text())["passes"] == ["dce", "cse", "rename"]
+    ran = subprocess.run([sys.executable, str(out / "03-rename.py")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    again = cli("run", str(out / "03-rename.py"), "--color", "never")
+    assert again.exit_code == 0 and "all 4 outputs match eager" in again.stdout
+
+
+def test_bad_input_writes_nothing(cli, tmp_path):
+    out = tmp_path / "never"
+    assert_user_error(cli("diff", "sample_programs/seed_cse.py", "-p", "dse", "--save", str(out)), "unknown pass 'dse'", "known passes: cse, dce")
+    assert not out.exists()
+
+
+def test_diff_needs_passes(cli):
+    assert_user_error(cli("diff", "sample_programs/seed_cse.py"), "diff needs passes", "-p dce,cse,rename")
+
+
+def test_passes_are_listed(cli):
+    result = cli("passes")
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert names == ["cse", "dce", "lower", "rename", "renumber"]
+    assert "merge pure bound symbols" in result.stdout
+
+
+def test_user_pass_file(cli, tmp_path):
+    pass_file = tmp_path / "my_passes.py"
+    pass_file.write_text(textwrap.dedent("""
+        from tracecli.passes import PassResult, register
+
+        @register("drop-hints", "forget the variable-name hints")
+        def drop_hints(trace):
+            bsyms = tuple(b.replace(name_hints=()) for b in trace.bsyms)
+            changed = any(b.name_hints for b in trace.bsyms)
+            return PassResult(trace.replace(bsyms=bsyms) if changed else trace, changed)
+    """))
+    listed = cli("passes", "--pass-file", str(pass_file))
+    assert "drop-hints  forget the variable-name hints" in listed.stdout
+    # Without hints, rename has nothing to apply.
+    result = diff(cli, "sample_programs/seed_cse.py", "--pass-file", str(pass_file), "-p", "drop-hints,rename", "--exit-code")
+    assert result.exit_code == 0 and result.stdout.strip() == "no change: drop-hints, rename left the trace as it was"
+    result = diff(cli, "sample_programs/seed_cse.py", "--pass-file", str(pass_file), "-p", "rename,drop-hints", "--exit-code")
+    assert result.exit_code == 1 and "passes: rename, drop-hints" in result.stdout and "[t0 -> a]" in result.stdout
+
+
+@pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py"])
+def test_run_with_passes_still_matches_eager(cli, script):
+    result = cli("run", f"sample_programs/{script}", "-p", "dce,cse", "-p", "rename,renumber", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "passes: dce, cse, rename, renumber" in result.stdout
+
+
+def test_lowered_run_matches_eager_through_prims(cli):
+    result = cli("run", "sample_programs/gpt_block.py", "-p", "lower,dce,cse", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "ltorch." not in result.stdout and "prims.matmul" in result.stdout
+
+
+def test_subprocess_diff_exit_code():
+    result = subprocess.run(
+        [sys.executable, "-m", "tracecli", "diff", "sample_programs/seed_cse.py", "-p", "cse", "--exit-code", "--stat"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1 and "cse" in result.stdout

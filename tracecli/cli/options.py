@@ -1,0 +1,90 @@
+"""Options shared by the commands, and the error handling every command goes through."""
+
+from __future__ import annotations
+
+import math
+import sys
+import traceback
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from tracecli.core.errors import UserError
+from tracecli.core.verify import VerificationError
+from tracecli.executors.runner import CompiledRunError
+from tracecli.passes.pipeline import Step, load_pass_file, parse_passes
+from tracecli.render.console import make_console
+
+
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+Target = Annotated[str, typer.Argument(metavar="SCRIPT[:ENTRY]", help="A Python script, optionally with the entry to trace.")]
+Device = Annotated[str, typer.Option("--device", "-d", help="Device to trace for (and run on): cpu, cuda:0, ...")]
+Inputs = Annotated[
+    list[str] | None,
+    typer.Option("--input", "-i", metavar="SPEC",
+                 help="An input instead of sample_inputs(): f32[3,4], i64[8], bool[2], 3, 2.5. Repeatable."),
+]
+Passes = Annotated[
+    list[str] | None,
+    typer.Option("--passes", "-p", metavar="P1,P2", help="Passes to run, in order: dce,cse,rename. Repeatable."),
+]
+PassFiles = Annotated[
+    list[str] | None,
+    typer.Option("--pass-file", metavar="FILE", help="A Python file that registers passes of your own. Repeatable."),
+]
+NoVerify = Annotated[bool, typer.Option("--no-verify", help="Skip the verifier after each pass.")]
+Depth = Annotated[str, typer.Option("--depth", metavar="N|all", help="Subsymbol levels to show (0 hides them).")]
+FormatOpt = Annotated[Format, typer.Option("--format", help="text, or one JSON object on stdout.")]
+ColorOpt = Annotated[Color, typer.Option("--color", help="Colour output: auto (terminal only), always, never.")]
+Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs and for both runs.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks for errors.")]
+
+
+def parse_depth(text: str) -> float:
+    if text == "all":
+        return math.inf
+    try:
+        depth = int(text)
+    except ValueError:
+        raise UserError(f"bad --depth {text!r}: expected a number or 'all'") from None
+    if depth < 0:
+        raise UserError(f"bad --depth {text!r}: must be 0 or more")
+    return depth
+
+
+def pipeline_steps(passes: list[str] | None, pass_files: list[str] | None) -> list[Step]:
+    for path in pass_files or []:
+        load_pass_file(path)
+    return parse_passes(passes)
+
+
+def fail(debug: bool, color: Color, message: str, code: int, exc: BaseException | None = None):
+    if debug and exc is not None:
+        traceback.print_exception(exc, file=sys.stderr)
+    make_console(color.value, stderr=True).print(f"tracecli: error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def guarded(debug: bool, color: Color, work):
+    """Run `work`, turning failures into one clear message and the contract's exit code."""
+    try:
+        return work()
+    except UserError as exc:
+        fail(debug, color, str(exc), 2, exc)
+    except (VerificationError, CompiledRunError) as exc:
+        fail(debug, color, str(exc), 1, exc)
+    except KeyboardInterrupt:
+        fail(debug, color, "interrupted", 130)
+    except Exception as exc:  # a bug of ours: say so plainly, traceback on request
+        fail(debug, color, f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", 1, exc)

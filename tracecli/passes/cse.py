@@ -1,0 +1,64 @@
+"""cse: merge pure bound symbols that compute the same thing.
+
+Before:
+    t0 = ltorch.mul(x, y)   # hint: a
+    t2 = ltorch.mul(x, y)   # hint: c
+    t5 = ltorch.mul(t2, t3)
+After:
+    t0 = ltorch.mul(x, y)   # hints: a, c
+    t5 = ltorch.mul(t0, t3)
+
+Arguments are compared after substitution, so chains of duplicates merge in one walk.
+RANDOM and SIDE_EFFECT symbols (and anything whose decomposition holds one) are never
+merged. The survivor inherits the merged values' name hints, so `rename` still gives it
+a user's name when any of them had one.
+"""
+
+from __future__ import annotations
+
+from tracecli.core.pytree import map_values
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace, collect_names
+from tracecli.passes.base import PassResult, register
+from tracecli.passes.dce import has_effect
+from tracecli.passes.keys import call_key
+from tracecli.passes.rewrite import map_bsym, substituter
+
+
+@register("cse", "merge pure bound symbols with the same symbol and arguments (never random ones)")
+def cse(trace: Trace) -> PassResult:
+    env: dict = {}  # merged value name -> surviving value
+    survivors: dict[tuple, int] = {}  # call key -> index in `out`
+    out: list[BoundSymbol] = []
+    merged = 0
+    replace = substituter(env)
+    for bsym in trace.bsyms:
+        if env:
+            bsym = map_bsym(bsym, replace, env)
+        outputs = list(bsym.iter_outputs())
+        if has_effect(bsym) or not outputs:
+            out.append(bsym)
+            continue
+        key = call_key(bsym)
+        at = survivors.get(key)
+        if at is None:
+            survivors[key] = len(out)
+            out.append(bsym)
+            continue
+        survivor = out[at]
+        renames = {}
+        for dup, kept in zip(outputs, survivor.iter_outputs(), strict=True):
+            env[dup.name] = kept
+            renames[dup.name] = kept.name
+        extra = tuple((renames[o], var) for o, var in bsym.name_hints if o in renames)
+        if extra:
+            out[at] = survivor.replace(name_hints=survivor.name_hints + extra)
+        merged += 1
+    if not merged:
+        return PassResult(trace, False, {"merged": 0})
+    output = map_values(replace, trace.output)
+    names = frozenset(collect_names(trace.inputs, out))
+    value_map = {old: new.name for old, new in env.items()}
+    return PassResult(
+        trace.replace(bsyms=tuple(out), output=output, names=names), True, {"merged": merged}, value_map
+    )

@@ -1,0 +1,110 @@
+"""The pipeline: parse `-p` specs, run passes in order, time and verify each, keep
+every intermediate trace (for `diff --each` and `--save`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from tracecli.core.errors import UserError
+from tracecli.core.trace import Trace
+from tracecli.core.verify import VerificationError, verify
+from tracecli.frontend.loader import load_script
+from tracecli.passes.base import REGISTRATIONS, REGISTRY, Pass, PassResult
+
+
+class PassBrokeTrace(VerificationError):
+    """A pass returned a trace that fails verification: exit 1, naming the pass."""
+
+
+@dataclass(frozen=True)
+class Step:
+    pass_: Pass
+    options: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if not self.options:
+            return self.pass_.name
+        return self.pass_.name + ":" + ",".join(str(v) for v in self.options.values())
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The trace after one step (the first stage is the traced program itself)."""
+
+    name: str
+    trace: Trace
+    changed: bool = False
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    value_map: dict = field(default_factory=dict)
+
+
+def known_passes() -> str:
+    return ", ".join(sorted(REGISTRY))
+
+
+def _options(pass_: Pass, text: str) -> dict:
+    # Only `lower` takes an option today: its depth, `lower:1` or `lower:all`.
+    if pass_.name != "lower":
+        raise UserError(f"pass {pass_.name} takes no options (got {pass_.name}:{text})")
+    if text == "all":
+        return {"depth": math.inf}
+    if not text.isdigit():
+        raise UserError(f"bad option for lower: {text!r} (expected a depth: a number or 'all')")
+    return {"depth": int(text)}
+
+
+def parse_passes(specs: list[str] | None) -> list[Step]:
+    """`-p dce,cse -p rename` -> steps in order; unknown names exit 2 listing the known ones."""
+    steps: list[Step] = []
+    for spec in specs or []:
+        for item in spec.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, _, option = item.partition(":")
+            pass_ = REGISTRY.get(name)
+            if pass_ is None:
+                raise UserError(f"unknown pass {name!r} (known passes: {known_passes()})")
+            steps.append(Step(pass_, _options(pass_, option) if option else {}))
+    return steps
+
+
+BUILTIN = frozenset(REGISTRY)
+
+
+def load_pass_file(path: str) -> list[str]:
+    """Run a user's Python file whose `@register(...)` calls add passes; return their names."""
+    before = dict(REGISTRY)
+    start = len(REGISTRATIONS)
+    load_script(path)
+    added = sorted(set(REGISTRATIONS[start:]))
+    clashes = [name for name in added if name in BUILTIN]
+    if clashes:
+        REGISTRY.update({name: before[name] for name in clashes})
+        raise UserError(f"{path}: registers {', '.join(clashes)}, a built-in pass name; choose another name")
+    if not added:
+        raise UserError(f"{path}: registers no pass (decorate a function with tracecli.passes.register)")
+    return added
+
+
+def run_pipeline(trace: Trace, steps: list[Step], *, check: bool = True) -> list[Stage]:
+    stages = [Stage("initial", trace)]
+    for step in steps:
+        start = time.perf_counter()
+        result = step.pass_.run(trace, **step.options)
+        seconds = time.perf_counter() - start
+        if not isinstance(result, PassResult):
+            raise UserError(f"pass {step.label} returned {type(result).__name__}, not a PassResult")
+        if check:
+            try:
+                verify(result.trace)
+            except VerificationError as exc:
+                raise PassBrokeTrace(f"pass {step.label} broke the trace: {exc.problem}", exc.context) from exc
+        # The pipeline, not the pass, stamps the header: it lists every pass that ran.
+        trace = result.trace.with_pass(step.label)
+        stages.append(Stage(step.label, trace, result.changed, dict(result.stats), seconds, dict(result.value_map)))
+    return stages

@@ -1,0 +1,77 @@
+"""rename: give values the names of the user's variables they were stored into.
+
+Before:                               After:
+    t0 = ltorch.mul(x, y)  # a            a = ltorch.mul(x, y)
+    t7 = ltorch.rand(...)  # a again      a_1 = ltorch.rand(...)
+
+- The first value stored in a variable gets the variable's name exactly, even when it
+  looks generated (`t7` stays `t7`); later values stored in it get `a_1`, `a_2`, ...
+- A user name is never skipped: a generated name in its way moves to a fresh `t<N>`.
+- Inputs keep their names (parameter names, module qualified names); a variable that
+  reassigns an input (`x = x + 1`) is versioned: `x_1`.
+"""
+
+from __future__ import annotations
+
+from tracecli.core.names import NameRegistry
+from tracecli.core.pytree import map_values
+from tracecli.core.trace import Trace, collect_names, walk
+from tracecli.passes.base import PassResult, register
+from tracecli.passes.rewrite import map_bsym, renamer
+
+
+def _plan(trace: Trace) -> dict[str, str]:
+    """old name -> new name for every value whose name changes."""
+    fixed = {v.name for v in trace.inputs}
+    hinted: list[tuple[str, str]] = []  # (value name, variable), in definition order
+    for bsym in trace.bsyms:
+        outputs = {o.name for o in bsym.iter_outputs()}
+        hinted.extend((out, var) for out, var in bsym.name_hints if out in outputs)
+
+    final: dict[str, str] = {}
+    claimed = set(fixed)
+    versions: list[tuple[str, str]] = []
+    seen_values: set[str] = set()
+    for value, var in hinted:
+        if value in seen_values:
+            continue  # a value merged by cse carries several hints: the first one names it
+        seen_values.add(value)
+        if var not in claimed:
+            final[value] = var
+            claimed.add(var)
+        else:
+            versions.append((value, var))
+    # Versioned names are chosen only after every exact user name is claimed, so a
+    # user's own `a_1` is never taken by the second version of `a`.
+    user_names = {var for _, var in hinted}
+    next_version: dict[str, int] = {}
+    for value, var in versions:
+        k = next_version.get(var, 1)
+        while f"{var}_{k}" in claimed or f"{var}_{k}" in user_names:
+            k += 1
+        next_version[var] = k + 1
+        final[value] = f"{var}_{k}"
+        claimed.add(final[value])
+
+    # Every other name stays unless a user name now needs it.
+    registry = NameRegistry(claimed | collect_names(trace.inputs, trace.bsyms))
+    for _, bsym in walk(trace.bsyms):
+        for out in bsym.iter_outputs():
+            if out.name in final or out.name in fixed:
+                continue
+            if out.name in claimed:
+                final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifb" else "t")
+    return {old: new for old, new in final.items() if old != new}
+
+
+@register("rename", "name values after the user's variables they were stored into")
+def rename(trace: Trace) -> PassResult:
+    names = _plan(trace)
+    if not names:
+        return PassResult(trace, False, {"renamed": 0})
+    fn = renamer(names)
+    bsyms = tuple(map_bsym(b, fn, names) for b in trace.bsyms)
+    output = map_values(fn, trace.output)
+    new_names = frozenset(collect_names(trace.inputs, bsyms))
+    renamed = trace.replace(bsyms=bsyms, output=output, names=new_names)
+    return PassResult(renamed, True, {"renamed": len(names)}, dict(names))

@@ -1,0 +1,52 @@
+"""Substituting values inside bound symbols: the one rewriting tool passes share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tracecli.core.pytree import iter_values, map_values
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.values import NumberValue, TensorValue
+
+ValueMap = Callable[[TensorValue | NumberValue], TensorValue | NumberValue]
+
+
+def renamer(names: dict[str, str]) -> ValueMap:
+    """A value map that renames values by name and leaves the rest alone."""
+
+    def rename(value):
+        new = names.get(value.name)
+        return value if new is None else value.renamed(new)
+
+    return rename
+
+
+def substituter(env: dict[str, TensorValue | NumberValue]) -> ValueMap:
+    """A value map that replaces values by name with other values (e.g. a CSE survivor)."""
+    return lambda value: env.get(value.name, value)
+
+
+def touches(bsym: BoundSymbol, names: dict | set) -> bool:
+    """Whether any value this bound symbol (or its subsymbols) reads or writes is in `names`."""
+    if any(v.name in names for v in bsym.iter_args()) or any(v.name in names for v in bsym.iter_outputs()):
+        return True
+    return any(touches(s, names) for s in bsym.subsymbols)
+
+
+def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -> BoundSymbol:
+    """`bsym` with every value passed through `fn`; hints follow renamed outputs.
+    With `names`, bound symbols that mention none of them are returned as they are."""
+    if names is not None and not touches(bsym, names):
+        return bsym
+    output = map_values(fn, bsym.output)
+    hints = bsym.name_hints
+    if hints:
+        renamed = {old.name: new.name for old, new in zip(bsym.iter_outputs(), iter_values(output), strict=True)}
+        hints = tuple((renamed.get(out, out), var) for out, var in hints)
+    return bsym.replace(
+        args=map_values(fn, bsym.args),
+        kwargs=tuple((k, map_values(fn, v)) for k, v in bsym.kwargs),
+        output=output,
+        subsymbols=tuple(map_bsym(s, fn, names) for s in bsym.subsymbols),
+        name_hints=hints,
+    )

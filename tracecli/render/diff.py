@@ -1,0 +1,148 @@
+"""Diffs of traces that know identity.
+
+The pipeline records which value became which (renames, merged duplicates), so a
+line whose only change is a renamed value shows as one `~` line annotated
+`[t3 -> loss]`, not as a removed and an added line. `text_diff` is the plain
+unified diff for when that is what you want.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from tracecli.core.printing import format_trace
+from tracecli.core.trace import Trace
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SOURCE_COMMENT = re.compile(r"^\s*# \S+:\d+:  ")
+_CODE_LINE = re.compile(r"^  (?!#)\S")
+
+
+@dataclass
+class DiffLine:
+    kind: str  # " " unchanged, "~" changed only by renames, "-" removed, "+" added
+    before: str | None
+    after: str | None
+    renames: list[tuple[str, str]] = field(default_factory=list)
+    header: bool = False  # the header comment names the passes: its change is no change of code
+
+    @property
+    def text(self) -> str:
+        return self.after if self.after is not None else self.before
+
+
+@dataclass
+class TraceDiff:
+    lines: list[DiffLine]
+
+    @property
+    def changed(self) -> bool:
+        return any(line.kind != " " and not line.header for line in self.lines)
+
+    def count(self, kind: str, code_only: bool = True) -> int:
+        return sum(
+            1 for line in self.lines if line.kind == kind and (not code_only or _CODE_LINE.match(line.text))
+        )
+
+
+def compose(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
+    """The value map of two passes run one after the other."""
+    out = {old: second.get(new, new) for old, new in first.items()}
+    introduced = set(first.values())
+    for old, new in second.items():
+        if old not in out and old not in introduced:
+            out[old] = new
+    return {old: new for old, new in out.items() if old != new}
+
+
+def _merged_into_others(value_map: dict[str, str], before_names: frozenset[str]) -> set[str]:
+    """Values that were merged into another value that already existed (cse), as
+    opposed to values that only changed their name."""
+    return {old for old, new in value_map.items() if new in before_names and new not in value_map}
+
+
+def _map_line(line: str, value_map: dict[str, str], merged: set[str]):
+    if _SOURCE_COMMENT.match(line) or not value_map:
+        return line, []
+    target = line.split(" = ", 1)[0].strip(" ()#") if " = " in line else ""
+    if target and any(name.strip() in merged for name in target.split(",")):
+        # The defining line of a merged duplicate is gone, not renamed: keep it raw so it shows as removed.
+        return line, []
+    renames: list[tuple[str, str]] = []
+
+    def swap(match: re.Match) -> str:
+        word = match.group(0)
+        new = value_map.get(word)
+        if new is None:
+            return word
+        if (word, new) not in renames:
+            renames.append((word, new))
+        return new
+
+    # Quoted text (type comments' dtypes, string constants) holds no value names.
+    parts = re.split(r'("[^"]*")', line)
+    mapped = "".join(p if p.startswith('"') else _IDENT.sub(swap, p) for p in parts)
+    return mapped, renames
+
+
+def diff_traces(before: Trace, after: Trace, value_map: dict[str, str], depth: float = 1) -> TraceDiff:
+    old = format_trace(before, depth).splitlines()
+    new = format_trace(after, depth).splitlines()
+    if old[0] == new[0]:
+        lines = [DiffLine(" ", old[0], new[0], header=True)]
+    else:
+        lines = [DiffLine("-", old[0], None, header=True), DiffLine("+", None, new[0], header=True)]
+    old, new = old[1:], new[1:]
+    merged = _merged_into_others(value_map, before.names)
+    mapped = [_map_line(line, value_map, merged) for line in old]
+    matcher = difflib.SequenceMatcher(None, [m for m, _ in mapped], new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                renames = mapped[i][1]
+                kind = " " if old[i] == new[j] else "~"
+                lines.append(DiffLine(kind, old[i], new[j], renames if kind == "~" else []))
+            continue
+        lines.extend(DiffLine("-", old[i], None) for i in range(i1, i2))
+        lines.extend(DiffLine("+", None, new[j]) for j in range(j1, j2))
+    return TraceDiff(lines)
+
+
+def text_diff(before: Trace, after: Trace, depth: float = 1, names: tuple[str, str] = ("before", "after")) -> str:
+    old = format_trace(before, depth).splitlines(keepends=True)
+    new = format_trace(after, depth).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, names[0], names[1]))
+
+
+def hunks(diff: TraceDiff, context: int = 3) -> list[list[DiffLine] | None]:
+    """The changed lines with `context` unchanged lines around them; None marks a gap."""
+    changed = [i for i, line in enumerate(diff.lines) if line.kind != " " and not line.header]
+    if not changed:
+        return []
+    # The header always shows: it says which passes the diff is about.
+    keep = {i for i, line in enumerate(diff.lines) if line.header}
+    for i in changed:
+        keep.update(range(max(0, i - context), min(len(diff.lines), i + context + 1)))
+    out: list = []
+    previous = -1
+    for i in sorted(keep):
+        if previous != -1 and i != previous + 1:
+            out.append(None)
+        out.append(diff.lines[i])
+        previous = i
+    return out
+
+
+def intraline(before: str, after: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both lines cut into (text, differs) spans, for side-by-side highlighting."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    left: list[tuple[str, bool]] = []
+    right: list[tuple[str, bool]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i2 > i1:
+            left.append((before[i1:i2], tag != "equal"))
+        if j2 > j1:
+            right.append((after[j1:j2], tag != "equal"))
+    return left, right

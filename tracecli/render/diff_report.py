@@ -1,0 +1,85 @@
+"""What `tracecli diff` reports: per-pass and whole-pipeline diffs, summaries, JSON."""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from tracecli.core.printing import format_trace
+from tracecli.passes.pipeline import Stage
+from tracecli.render.diff import TraceDiff, compose, diff_traces
+
+FORMAT_VERSION = 1
+
+
+def pipeline_map(stages: list[Stage]) -> dict[str, str]:
+    return reduce(compose, (s.value_map for s in stages[1:]), {})
+
+
+def whole_diff(stages: list[Stage], depth: float) -> TraceDiff:
+    return diff_traces(stages[0].trace, stages[-1].trace, pipeline_map(stages), depth)
+
+
+def step_diffs(stages: list[Stage], depth: float) -> list[tuple[Stage, TraceDiff]]:
+    return [(after, diff_traces(before.trace, after.trace, after.value_map, depth)) for before, after in zip(stages, stages[1:])]
+
+
+def stat_rows(stages: list[Stage]) -> list[dict]:
+    rows = []
+    for stage, diff in step_diffs(stages, 0):
+        stats = stage.stats
+        rows.append({
+            "name": stage.name,
+            "changed": stage.changed,
+            "added": diff.count("+"),
+            "removed": diff.count("-"),
+            "renamed": len(stage.value_map) - stats.get("merged", 0) - stats.get("collapsed", 0),
+            "merged": stats.get("merged", 0) + stats.get("collapsed", 0),
+            "subsymbols_removed": stats.get("subsymbols_removed", 0),
+            "ms": stage.seconds * 1e3,
+            "stats": dict(stats),
+        })
+    return rows
+
+
+def describe(stage: Stage) -> str:
+    stats = " · ".join(f"{k.replace('_', ' ')} {v}" for k, v in stage.stats.items() if v)
+    return f"{stage.name}: {stats or 'changed'} ({stage.seconds * 1e3:.2f} ms)"
+
+
+def _lines(diff: TraceDiff) -> list[dict]:
+    return [
+        {"kind": line.kind, "before": line.before, "after": line.after, "renames": [list(r) for r in line.renames]}
+        for line in diff.lines
+    ]
+
+
+def diff_json(job, stages: list[Stage], depth: float) -> dict:
+    steps = step_diffs(stages, depth)
+    rows = stat_rows(stages)
+    whole = whole_diff(stages, depth)
+    return {
+        "format": FORMAT_VERSION,
+        "command": "diff",
+        "script": job.script.display,
+        "entry": job.entry,
+        "device": job.device,
+        "passes": [s.name for s in stages[1:]],
+        "changed": whole.changed,
+        "before": format_trace(stages[0].trace, depth),
+        "after": format_trace(stages[-1].trace, depth),
+        "value_map": pipeline_map(stages),
+        "lines": _lines(whole),
+        "stages": [
+            {
+                "name": stage.name,
+                "changed": stage.changed,
+                "stats": dict(stage.stats),
+                "ms": stage.seconds * 1e3,
+                "added": row["added"],
+                "removed": row["removed"],
+                "value_map": dict(stage.value_map),
+                "lines": [line for line in _lines(diff) if line["kind"] != " "],
+            }
+            for (stage, diff), row in zip(steps, rows, strict=True)
+        ],
+    }

@@ -1,0 +1,62 @@
+"""`--save DIR`: each stage of the pipeline as a runnable, re-traceable Python file.
+
+Each file holds the imports, the trace, a `sample_inputs(device)` that makes inputs of
+the traced shapes and dtypes (so `tracecli run 01-dce.py` works), and a main block.
+Files are written to a temporary folder first and moved in place at the end, so a
+failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+from tracecli.core.printing import format_constant, format_trace
+from tracecli.core.trace import Trace
+from tracecli.core.values import TensorValue
+from tracecli.executors.codegen import script_header
+
+
+def _make_input(value) -> str:
+    if not isinstance(value, TensorValue):
+        return format_constant(value.value)
+    shape = format_constant(tuple(value.shape))
+    dtype = f"torch.{value.dtype.name}"
+    if value.dtype.kind == "bool":
+        return f"torch.rand({shape}, device=device) > 0.5"
+    if value.dtype.kind == "int":
+        return f"torch.randint(0, 10, {shape}, dtype={dtype}, device=device)"
+    return f"torch.randn({shape}, dtype={dtype}, device=device)"
+
+
+def trace_file(trace: Trace, depth: float) -> str:
+    lines = [script_header(), "", format_trace(trace, depth).rstrip("\n"), "", ""]
+    lines.append("def sample_inputs(device):")
+    lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
+    args = [_make_input(v) for v in trace.inputs]
+    lines.append(f"    return ({', '.join(args)}{',' if len(args) == 1 else ''})")
+    lines += ["", "", 'if __name__ == "__main__":', f"    print({trace.name}(*sample_inputs({trace.info.device!r})))", ""]
+    return "\n".join(lines)
+
+
+def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]:
+    """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`."""
+    names = [f"{i:02d}-{stage.name.replace(':', '-')}.py" for i, stage in enumerate(stages)]
+    parent = os.path.dirname(os.path.abspath(directory)) or "."
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".tracecli-save-", dir=parent)
+    try:
+        for name, stage in zip(names, stages, strict=True):
+            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+                f.write(trace_file(stage.trace, depth))
+        with open(os.path.join(staging, "report.json"), "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+        os.makedirs(directory, exist_ok=True)
+        for name in [*names, "report.json"]:
+            os.replace(os.path.join(staging, name), os.path.join(directory, name))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [*names, "report.json"]
