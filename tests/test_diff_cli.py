@@ -160,3 +160,12 @@ def test_subprocess_diff_exit_code():
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 1 and "cse" in result.stdout
+
+
+def test_whole_pipeline_diff_follows_values_through_merges_and_renames(cli, golden):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "cse,rename", "--depth", "0")
+    lines = result.stdout.splitlines()
+    assert '~   z = ltorch.mul(a, b)  # z: "cpu f32[3, 4]"    [t4 -> z, t0 -> a, t1 -> b]' in lines
+    assert '-   t5 = ltorch.mul(t2, t3)  # t5: "cpu f32[3, 4]"' in lines
+    assert not any(line.startswith("+ ") and "ltorch" in line for line in lines)
+    golden("seed_cse.cse-rename.diff.txt", result.stdout)

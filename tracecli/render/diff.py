@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tracecli.core.printing import format_trace
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, walk
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SOURCE_COMMENT = re.compile(r"^\s*# \S+:\d+:  ")
@@ -47,20 +48,32 @@ class TraceDiff:
         )
 
 
-def compose(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:
-    """The value map of two passes run one after the other."""
-    out = {old: second.get(new, new) for old, new in first.items()}
-    introduced = set(first.values())
-    for old, new in second.items():
-        if old not in out and old not in introduced:
-            out[old] = new
-    return {old: new for old, new in out.items() if old != new}
+def compose(first: dict[str, str], second: dict[str, str], names: Iterable[str]) -> dict[str, str]:
+    """The value map of two passes run one after the other, over the first's `names`."""
+    out = {}
+    for name in names:
+        middle = first.get(name, name)
+        final = second.get(middle, middle)
+        if final != name:
+            out[name] = final
+    return out
 
 
-def _merged_into_others(value_map: dict[str, str], before_names: frozenset[str]) -> set[str]:
-    """Values that were merged into another value that already existed (cse), as
-    opposed to values that only changed their name."""
-    return {old for old, new in value_map.items() if new in before_names and new not in value_map}
+def _merged(before: Trace, value_map: dict[str, str]) -> set[str]:
+    """Values merged into another (cse): of the values that end up with one name, all
+    but the first defined. The others only changed their name."""
+    survivors: set[str] = set()
+    merged: set[str] = set()
+    # A parent and the subsymbol that produces its result share a name: count it once.
+    order = dict.fromkeys(
+        [v.name for v in before.inputs] + [o.name for _, b in walk(before.bsyms) for o in b.iter_outputs()]
+    )
+    for name in order:
+        target = value_map.get(name, name)
+        if target in survivors and name != target:
+            merged.add(name)
+        survivors.add(target)
+    return merged
 
 
 def _map_line(line: str, value_map: dict[str, str], merged: set[str]):
@@ -95,7 +108,7 @@ def diff_traces(before: Trace, after: Trace, value_map: dict[str, str], depth: f
     else:
         lines = [DiffLine("-", old[0], None, header=True), DiffLine("+", None, new[0], header=True)]
     old, new = old[1:], new[1:]
-    merged = _merged_into_others(value_map, before.names)
+    merged = _merged(before, value_map)
     mapped = [_map_line(line, value_map, merged) for line in old]
     matcher = difflib.SequenceMatcher(None, [m for m, _ in mapped], new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

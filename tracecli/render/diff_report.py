@@ -12,7 +12,9 @@ FORMAT_VERSION = 1
 
 
 def pipeline_map(stages: list[Stage]) -> dict[str, str]:
-    return reduce(compose, (s.value_map for s in stages[1:]), {})
+    """Which value of the initial trace became which of the final one."""
+    names = stages[0].trace.names
+    return reduce(lambda acc, stage: compose(acc, stage.value_map, names), stages[1:], {})
 
 
 def whole_diff(stages: list[Stage], depth: float) -> TraceDiff:
