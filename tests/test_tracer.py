@@ -165,3 +165,34 @@ def test_symbols_called_directly_trace_like_torch_calls():
     trace = traced(f, torch.randn(2), torch.randn(2)).trace
     assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.mul", "ltorch.add"]
     assert trace.bsyms[0].name_hints == (("t0", "t0"),)
+
+
+def test_module_scopes_name_the_submodule_that_issued_each_call():
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.tanh(self.proj(x))
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Inner(), Inner()])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x) + 1
+            return x
+
+    trace = traced(Outer(), torch.randn(2, 4)).trace
+    assert [(b.scope, b.symbol.name) for b in trace.bsyms] == [
+        ("layers.0", "linear"), ("layers.0", "tanh"), ("", "add"),
+        ("layers.1", "linear"), ("layers.1", "tanh"), ("", "add"),
+    ]
+    text = format_trace(trace, depth=0)
+    assert text.count("# ── layers.0") == 1 and text.count("# ── layers.1") == 1 and text.count("# ── forward") == 0
+    assert trace.name == "Outer" and text.count("# ── Outer") == 2  # back in the entry module twice
+    # Plain functions have no scopes.
+    assert "# ──" not in format_trace(traced(lambda x: x + 1, torch.ones(1)).trace)

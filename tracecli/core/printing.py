@@ -116,10 +116,18 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False) -> st
     if not codegen:
         lines.extend(f"{INDENT}# {v.name}: {type_comment(v)}" for v in trace.inputs)
     previous_source = None
+    previous_scope = ""
     for bsym in trace.bsyms:
         src = bsym.source
-        if not codegen and src is not None and (src.file, src.line) != previous_source:
+        if not codegen and bsym.scope != previous_scope:
+            # Module traces say where the submodule changes; "" is the entry module itself.
             lines.append("")
+            lines.append(f"{INDENT}# ── {bsym.scope or trace.name}")
+            previous_scope = bsym.scope
+            previous_source = None
+        if not codegen and src is not None and (src.file, src.line) != previous_source:
+            if lines[-1] != f"{INDENT}# ── {bsym.scope or trace.name}":
+                lines.append("")
             lines.append(INDENT + format_source(bsym))
             previous_source = (src.file, src.line)
         lines.append(INDENT + format_bsym(bsym))

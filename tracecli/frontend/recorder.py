@@ -65,9 +65,12 @@ def _spec(sym: Symbol) -> _CallSpec:
 
 
 class Recorder:
-    def __init__(self, registry: NameRegistry, locate: Callable[[], SourceLocation | None]):
+    def __init__(
+        self, registry: NameRegistry, locate: Callable[[], SourceLocation | None], module_scope: Callable[[], str]
+    ):
         self.registry = registry
         self.locate = locate
+        self.module_scope = module_scope
         self.scopes: list[list[BoundSymbol]] = [[]]
 
     @property
@@ -89,8 +92,10 @@ class Recorder:
         else:
             out = self._new_outputs(sym.meta(*args, **kwargs))
             subsymbols = []
-        source = self.locate() if len(self.scopes) == 1 else None
-        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source)
+        top_level = len(self.scopes) == 1
+        source = self.locate() if top_level else None
+        scope = self.module_scope() if top_level else ""
+        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, scope=scope)
         self.scopes[-1].append(bsym)
         return out
 

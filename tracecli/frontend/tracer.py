@@ -24,6 +24,7 @@ from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.hints import HintCollector
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
+from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import current_location, location_of, user_frame
 from tracecli.ops import torch_map
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
@@ -72,10 +73,10 @@ def _resolve(func):
 
 
 class _Tracer:
-    def __init__(self, registry: NameRegistry, device: str):
+    def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes):
         self.registry = registry
         self.device = device
-        self.recorder = Recorder(registry, current_location)
+        self.recorder = Recorder(registry, current_location, scopes.current)
         self.proxies: dict[str, TensorProxy] = {}
         self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
         self.in_torch_call = 0
@@ -270,7 +271,8 @@ def trace_callable(
     kwargs = kwargs or {}
     registry = NameRegistry()
     input_values, input_objs, bound, per_param = _argument_inputs(registry, fn, args, kwargs, device)
-    tracer = _Tracer(registry, device or "cpu")
+    scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
+    tracer = _Tracer(registry, device or "cpu", scopes)
     proxied = {
         param: _proxied_argument(tracer, values, bound.arguments[param]) for param, values in per_param.items()
     }
@@ -293,7 +295,7 @@ def trace_callable(
     push_handler(tracer.on_symbol_call)
     hints = HintCollector()
     try:
-        with _Mode(tracer), hints:
+        with _Mode(tracer), hints, scopes:
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
     finally:

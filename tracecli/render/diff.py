@@ -17,7 +17,8 @@ from tracecli.core.printing import format_trace
 from tracecli.core.trace import Trace, walk
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SOURCE_COMMENT = re.compile(r"^\s*# \S+:\d+:  ")
+# Source and scope comments quote the user's code and module names, not values.
+_SOURCE_COMMENT = re.compile(r"^\s*# (\S+:\d+:  |── )")
 _CODE_LINE = re.compile(r"^  (?!#)\S")
 
 
