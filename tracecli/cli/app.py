@@ -5,15 +5,18 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from typing import Annotated
 
 import typer
 
 from tracecli.cli import options as opt
 from tracecli.cli.diff_command import diff
 from tracecli.core.printing import format_trace
+from tracecli.executors.examine import examine_script
 from tracecli.executors.runner import JobResult, trace_script
 from tracecli.passes.base import REGISTRY
 from tracecli.render.console import make_console
+from tracecli.render.examine_view import examine_json, print_examine
 from tracecli.render.json_report import job_json
 from tracecli.render.text import print_report, print_trace
 
@@ -95,6 +98,30 @@ def passes(pass_files: opt.PassFiles = None, color: opt.ColorOpt = opt.Color.aut
     width = max(len(name) for name in REGISTRY)
     for name in sorted(REGISTRY):
         sys.stdout.write(f"{name.ljust(width)}  {REGISTRY[name].description}\n")
+
+
+@app.command()
+def examine(
+    target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
+    format: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
+    debug: opt.Debug = False,
+) -> None:
+    """Which ops the program uses, which are modelled or opaque, and what could not be traced."""
+
+    def work():
+        with contextlib.redirect_stdout(sys.stderr) if format is opt.Format.json else contextlib.nullcontext():
+            return examine_script(target, device=device, input_specs=inputs, seed=seed)
+
+    report = opt.guarded(debug, color, work)
+    if report.job is not None:
+        announce_entry(report.job, color)
+    if format is opt.Format.json:
+        sys.stdout.write(json.dumps(examine_json(report), indent=2) + "\n")
+    else:
+        print_examine(make_console(color.value), report)
+    if report.untraceable or (strict and report.opaque):
+        raise typer.Exit(1)
 
 
 def main() -> None:

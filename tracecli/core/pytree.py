@@ -41,3 +41,13 @@ def tree_leaves(obj: object) -> list:
     if isinstance(obj, dict):
         return [leaf for item in obj.values() for leaf in tree_leaves(item)]
     return [obj]
+
+
+def rebuild_tuple(like: tuple, items) -> tuple:
+    """A tuple of `like`'s type (plain, namedtuple or torch's structseq) holding `items`."""
+    kind = type(like)
+    if kind is tuple:
+        return tuple(items)
+    if hasattr(kind, "_fields"):  # namedtuple: positional fields
+        return kind(*items)
+    return kind(tuple(items))  # structseq (torch.return_types.*): one sequence

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 
 from tracecli.core.names import NameRegistry
+from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
 from tracecli.core.values import TensorType, TensorValue
 
@@ -102,6 +103,8 @@ class Recorder:
     def _new_outputs(self, types):
         if isinstance(types, TensorType):
             return TensorValue(self.registry.fresh("t"), types.shape, types.dtype, types.device)
-        if isinstance(types, (tuple, list)):
-            return type(types)(self._new_outputs(t) for t in types)
+        if isinstance(types, tuple):
+            return rebuild_tuple(types, [self._new_outputs(t) for t in types])
+        if isinstance(types, list):
+            return [self._new_outputs(t) for t in types]
         return types  # a constant: nothing to name

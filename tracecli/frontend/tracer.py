@@ -18,6 +18,7 @@ from torch.overrides import TorchFunctionMode
 
 from tracecli.core.errors import TracingError, UserError
 from tracecli.core.names import NameRegistry
+from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import NumberValue, TensorValue
@@ -112,7 +113,7 @@ class _Tracer:
             return self.proxy(obj)
         if isinstance(obj, (tuple, list)):
             items = [self.to_proxies(o) for o in obj]
-            return tuple(items) if isinstance(obj, tuple) else items
+            return rebuild_tuple(obj, items) if isinstance(obj, tuple) else items
         if isinstance(obj, dict):
             return {k: self.to_proxies(v) for k, v in obj.items()}
         return obj

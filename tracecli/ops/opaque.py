@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core.dtypes import DType
+from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH, to_device
@@ -78,8 +79,10 @@ def _to_meta(obj, devices: list[str]):
 def _from_meta(obj, device: str):
     if isinstance(obj, torch.Tensor):
         return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_from_meta(o, device) for o in obj)
+    if isinstance(obj, tuple):
+        return rebuild_tuple(obj, [_from_meta(o, device) for o in obj])
+    if isinstance(obj, list):
+        return [_from_meta(o, device) for o in obj]
     return obj
 
 

@@ -1,0 +1,62 @@
+"""`tracecli examine`: which ops a program uses, which are modelled, and what could not
+be traced at all."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tracecli.core.errors import TracingError
+from tracecli.core.trace import walk
+from tracecli.executors.runner import JobResult, trace_script
+
+
+@dataclass
+class OpUse:
+    name: str  # qualified: ltorch.mul, torch.cumsum
+    count: int
+    modeled: bool
+    lines: list[str] = field(default_factory=list)  # "file:line:  source" for opaque ops
+
+
+@dataclass
+class ExamineReport:
+    job: JobResult | None
+    ops: list[OpUse] = field(default_factory=list)
+    prims: dict[str, int] = field(default_factory=dict)  # prims reached through decompositions
+    untraceable: list[str] = field(default_factory=list)  # "file:line: message (at `source`)"
+
+    @property
+    def opaque(self) -> list[OpUse]:
+        return [op for op in self.ops if not op.modeled]
+
+    @property
+    def bound_symbols(self) -> int:
+        return sum(op.count for op in self.ops)
+
+
+def examine_script(target: str, *, device: str, input_specs: list[str] | None, seed: int) -> ExamineReport:
+    try:
+        job = trace_script(target, device=device, input_specs=input_specs, seed=seed, execute=False)
+    except TracingError as exc:
+        return ExamineReport(None, untraceable=[str(exc)])
+    counts: Counter[str] = Counter()
+    lines: dict[str, list[str]] = {}
+    prims: Counter[str] = Counter()
+    for call in job.calls:
+        for depth, bsym in walk(call.final.bsyms):
+            name = bsym.symbol.qualname
+            if depth:
+                if bsym.symbol.namespace == "prims":
+                    prims[name] += 1
+                continue
+            counts[name] += 1
+            if bsym.symbol.namespace == "torch" and bsym.source is not None:
+                where = f"{bsym.source.file}:{bsym.source.line}:  {bsym.source.text}"
+                if where not in lines.setdefault(name, []):
+                    lines[name].append(where)
+    ops = [
+        OpUse(name, n, not name.startswith("torch."), lines.get(name, []))
+        for name, n in sorted(counts.items(), key=lambda item: (item[0].startswith("ltorch."), -item[1], item[0]))
+    ]
+    return ExamineReport(job, ops, dict(sorted(prims.items())))

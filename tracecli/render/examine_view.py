@@ -1,0 +1,47 @@
+"""Showing an examine report: a table of ops, opaque call sites, untraceable constructs."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from tracecli.executors.examine import ExamineReport
+
+FORMAT_VERSION = 1
+
+
+def print_examine(console: Console, report: ExamineReport) -> None:
+    if report.untraceable:
+        for problem in report.untraceable:
+            console.print(f"could not trace: {problem}", markup=False)
+        return
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("op")
+    table.add_column("count", justify="right")
+    table.add_column("modeled")
+    for op in report.ops:
+        table.add_row(op.name, str(op.count), "yes" if op.modeled else "OPAQUE")
+    console.print(table)
+    for op in report.opaque:
+        console.print(f"{op.name} is opaque, reached from:", markup=False)
+        for line in op.lines:
+            console.print(f"  {line}", markup=False)
+    opaque = report.opaque
+    summary = (
+        f"{report.bound_symbols} bound symbols, {len(report.ops)} distinct ops, "
+        f"{sum(op.count for op in opaque)} opaque ({len(opaque)} distinct)"
+    )
+    if report.prims:
+        summary += f", {sum(report.prims.values())} prims in the decompositions"
+    console.print(summary, markup=False)
+
+
+def examine_json(report: ExamineReport) -> dict:
+    out = {"format": FORMAT_VERSION, "command": "examine", "untraceable": report.untraceable}
+    if report.job is not None:
+        out.update(script=report.job.script.display, entry=report.job.entry, device=report.job.device)
+    out["ops"] = [{"name": op.name, "count": op.count, "modeled": op.modeled, "lines": op.lines} for op in report.ops]
+    out["opaque"] = sum(op.count for op in report.opaque)
+    out["prims"] = report.prims
+    return out
