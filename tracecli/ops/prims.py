@@ -35,11 +35,31 @@ def _tdt(dtype: DType | torch.dtype) -> torch.dtype:
 # --- elementwise --------------------------------------------------------------
 
 
-def _unary_meta(x: TensorValue) -> TensorType:
-    return x.type
+# The dtype kinds each elementwise prim accepts: exactly those its torch
+# implementation computes in the operands' own dtype (or, for predicates, in bool).
+# A prim refuses the rest at trace time instead of returning a dtype its meta rule
+# did not promise (torch.exp of an int tensor is float32; ltorch converts first).
+_NUMBER = frozenset({"int", "float", "complex"})
+_ANY = _NUMBER | {"bool"}
+_INEXACT = frozenset({"float", "complex"})
+_REAL = frozenset({"int", "float"})
+_INTEGRAL = frozenset({"bool", "int"})
 
 
-def _binary_type(name: str, a, b, out_dtype: DType | None = None) -> TensorType:
+def _check_kinds(name: str, dtype: DType, kinds: frozenset) -> None:
+    if dtype.kind not in kinds:
+        raise ShapeError(f"prims.{name} does not accept {dtype.name} operands ({', '.join(sorted(kinds))} only)")
+
+
+def _unary_meta(name: str, kinds: frozenset, out_dtype: DType | None = None):
+    def meta(x: TensorValue) -> TensorType:
+        _check_kinds(name, x.dtype, kinds)
+        return TensorType(x.shape, out_dtype or x.dtype, x.device)
+
+    return meta
+
+
+def _binary_type(name: str, a, b, out_dtype: DType | None = None, kinds: frozenset = _ANY) -> TensorType:
     tensors = [v for v in (a, b) if isinstance(v, TensorValue)]
     if not tensors:
         raise ShapeError(f"prims.{name} needs at least one tensor operand")
@@ -50,19 +70,18 @@ def _binary_type(name: str, a, b, out_dtype: DType | None = None) -> TensorType:
                 f"prims.{name} operands differ: {first.dtype.short}{list(first.shape)} on {first.device} "
                 f"vs {other.dtype.short}{list(other.shape)} on {other.device}"
             )
+    _check_kinds(name, first.dtype, kinds)
     return TensorType(first.shape, out_dtype or first.dtype, first.device)
 
 
-def _binary_meta(name):
-    return lambda a, b: _binary_type(name, a, b)
+def _binary_meta(name: str, kinds: frozenset, out_dtype: DType | None = None):
+    return lambda a, b: _binary_type(name, a, b, out_dtype, kinds)
 
 
-def _compare_meta(name):
-    return lambda a, b: _binary_type(name, a, b, dtypes.bool8)
-
-
-def _with_scalars(fn):
-    """torch.maximum and friends take only tensors; prims also take a number operand."""
+def _number_as_tensor(fn):
+    """Prims take a number operand on either side; where torch takes tensors only
+    (maximum, atan2, fmod's first operand, ...) the number becomes a zero-dim tensor
+    of the other operand's dtype, the dtype ltorch converted it for."""
 
     def apply(a, b):
         if not isinstance(a, torch.Tensor):
@@ -75,27 +94,58 @@ def _with_scalars(fn):
     return apply
 
 
+def _div(a, b):
+    # Integer division truncates, as C does: the meta rule promises the operands' dtype,
+    # which torch.div's true division would not keep.
+    tensor = a if isinstance(a, torch.Tensor) else b
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return torch.div(a, b)
+    return torch.div(a, b, rounding_mode="trunc")
+
+
 _UNARY = {
-    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log, "log1p": torch.log1p,
-    "expm1": torch.expm1, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan, "tanh": torch.tanh,
-    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "erf": torch.erf, "sign": torch.sign,
-    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "reciprocal": torch.reciprocal,
-    "logical_not": torch.logical_not, "bitwise_not": torch.bitwise_not,
+    "neg": (torch.neg, _NUMBER), "abs": (torch.abs, _REAL), "exp": (torch.exp, _INEXACT),
+    "log": (torch.log, _INEXACT), "log1p": (torch.log1p, _INEXACT), "expm1": (torch.expm1, _INEXACT),
+    "sin": (torch.sin, _INEXACT), "cos": (torch.cos, _INEXACT), "tan": (torch.tan, _INEXACT),
+    "tanh": (torch.tanh, _INEXACT), "sqrt": (torch.sqrt, _INEXACT), "rsqrt": (torch.rsqrt, _INEXACT),
+    "erf": (torch.erf, frozenset({"float"})), "sign": (torch.sign, _ANY - {"complex"}),
+    "floor": (torch.floor, _REAL), "ceil": (torch.ceil, _REAL), "round": (torch.round, _REAL),
+    "reciprocal": (torch.reciprocal, _INEXACT), "bitwise_not": (torch.bitwise_not, _INTEGRAL),
 }
 _BINARY = {
-    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div, "pow": torch.pow,
-    "maximum": _with_scalars(torch.maximum), "minimum": _with_scalars(torch.minimum),
-    "fmod": torch.fmod, "remainder": torch.remainder, "atan2": _with_scalars(torch.atan2), "bitwise_and": torch.bitwise_and,
-    "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
+    "add": (torch.add, _ANY), "sub": (torch.sub, _NUMBER), "mul": (torch.mul, _ANY), "div": (_div, _NUMBER),
+    "pow": (torch.pow, _NUMBER), "maximum": (_number_as_tensor(torch.maximum), _ANY - {"complex"}),
+    "minimum": (_number_as_tensor(torch.minimum), _ANY - {"complex"}),
+    "fmod": (_number_as_tensor(torch.fmod), _REAL), "remainder": (_number_as_tensor(torch.remainder), _REAL),
+    "atan2": (_number_as_tensor(torch.atan2), frozenset({"float"})),
+    "bitwise_and": (_number_as_tensor(torch.bitwise_and), _INTEGRAL),
+    "bitwise_or": (_number_as_tensor(torch.bitwise_or), _INTEGRAL),
+    "bitwise_xor": (_number_as_tensor(torch.bitwise_xor), _INTEGRAL),
 }
-_COMPARE = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+# torch's comparisons take a number only on the right: a number on the left flips the
+# comparison, which is exact (no rounding of the number into the tensor's dtype).
+_FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
-for _name, _fn in _UNARY.items():
-    globals()[_name] = _prim(_name, _unary_meta, _fn)
-for _name, _fn in _BINARY.items():
-    globals()[_name] = _prim(_name, _binary_meta(_name), _fn)
-for _name, _fn in _COMPARE.items():
-    globals()[_name] = _prim(_name, _compare_meta(_name), _fn)
+
+def _comparison(name: str):
+    fn, flipped = getattr(torch, name), getattr(torch, _FLIPPED[name])
+
+    def apply(a, b):
+        return fn(a, b) if isinstance(a, torch.Tensor) else flipped(b, a)
+
+    apply.__name__ = name
+    return apply
+
+
+for _name, (_fn, _kinds) in _UNARY.items():
+    globals()[_name] = _prim(_name, _unary_meta(_name, _kinds), _fn)
+globals()["logical_not"] = _prim("logical_not", _unary_meta("logical_not", _ANY, dtypes.bool8), torch.logical_not)
+for _name, (_fn, _kinds) in _BINARY.items():
+    globals()[_name] = _prim(_name, _binary_meta(_name, _kinds), _fn)
+for _name in _FLIPPED:
+    # Ordering complex numbers has no meaning; equality does.
+    _kinds = _ANY if _name in ("eq", "ne") else _ANY - {"complex"}
+    globals()[_name] = _prim(_name, _binary_meta(_name, _kinds, dtypes.bool8), _comparison(_name))
 
 
 def _where_meta(pred, a, b) -> TensorType:
@@ -204,6 +254,17 @@ def _reduction_meta(x: TensorValue, dims) -> TensorType:
 
 
 def _var_meta(x: TensorValue, dims, correction) -> TensorType:
+    # torch's variance of a complex tensor is real: not the input's dtype.
+    _check_kinds("var", x.dtype, frozenset({"float"}))
+    return _reduction_meta(x, dims)
+
+
+def _extremum_meta(x: TensorValue, dims) -> TensorType:
+    _check_kinds("amax/amin", x.dtype, _ANY - {"complex"})
+    # Unlike a sum, a max over no elements has no value: torch refuses it, so do we.
+    for d in canonical_dims(dims, x.ndim):
+        if x.shape[d] == 0:
+            raise ShapeError(f"cannot take the max or min over dimension {d} of size 0 in {list(x.shape)}")
     return _reduction_meta(x, dims)
 
 
@@ -216,8 +277,8 @@ def _amin(x, dims):
 
 
 sum = _prim("sum", _reduction_meta, lambda x, dims: torch.sum(x, dims, dtype=x.dtype))  # noqa: A001
-amax = _prim("amax", _reduction_meta, _amax)
-amin = _prim("amin", _reduction_meta, _amin)
+amax = _prim("amax", _extremum_meta, _amax)
+amin = _prim("amin", _extremum_meta, _amin)
 var = _prim("var", _var_meta, lambda x, dims, correction: torch.var(x, dims, correction=correction))
 
 # --- linear algebra -----------------------------------------------------------
@@ -250,6 +311,15 @@ def _factory_meta(shape, *_, device, dtype) -> TensorType:
     return TensorType(tuple(shape), dtype, device)
 
 
+def _sampling_meta(name: str):
+    def meta(shape, *_, device, dtype) -> TensorType:
+        # torch samples floating point (and complex) values only.
+        _check_kinds(name, dtype, _INEXACT)
+        return _factory_meta(shape, device=device, dtype=dtype)
+
+    return meta
+
+
 def _iota_meta(length, start, step, *, device, dtype) -> TensorType:
     return TensorType((length,), dtype, device)
 
@@ -273,8 +343,8 @@ def _normal(shape, mean, std, *, device, dtype):
 
 full = _prim("full", _factory_meta, _full)
 iota = _prim("iota", _iota_meta, _iota)
-uniform = _prim("uniform", _factory_meta, _uniform, tags=(Tag.RANDOM,))
-normal = _prim("normal", _factory_meta, _normal, tags=(Tag.RANDOM,))
+uniform = _prim("uniform", _sampling_meta("uniform"), _uniform, tags=(Tag.RANDOM,))
+normal = _prim("normal", _sampling_meta("normal"), _normal, tags=(Tag.RANDOM,))
 
 
 def _device_put_meta(x: TensorValue, device: str) -> TensorType:

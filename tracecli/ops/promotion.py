@@ -41,11 +41,40 @@ def promote_types(a: DType, b: DType) -> DType:
     return a if a.bits >= b.bits else b
 
 
+# torch's complex32, which the IR does not model: it may appear between categories
+# (a float16 zero-dim tensor meeting a complex number) and still be outranked by a
+# dimensioned float tensor; only a final answer of complex32 is refused.
+_COMPLEX32 = DType("complex32", "c32", "complex", 32)
+# The complex dtype with a float's precision (bfloat16 has no complex twin: complex64).
+_COMPLEX_OF = {
+    dtypes.float16: _COMPLEX32, dtypes.bfloat16: dtypes.complex64,
+    dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128,
+}
+
+
+def _combine_categories(higher: DType | None, lower: DType | None) -> DType | None:
+    """torch's combine_categories: `higher` is the dtype of the higher-priority category
+    (dimensioned tensors over zero-dim tensors over Python numbers); `lower` can only
+    raise its kind, never its precision within a kind."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        # A float meeting a lower-priority complex keeps its own precision.
+        return _COMPLEX_OF[higher] if higher.is_float else lower
+    if higher.is_float:
+        return higher
+    if higher.kind == "bool" or lower.is_float:
+        return promote_types(higher, lower)
+    return higher
+
+
 def result_type(*operands: object) -> DType:
     """The dtype torch computes an elementwise op in, for tensors and Python numbers."""
     dim_t: DType | None = None
     zero_t: DType | None = None
-    number_kind: str | None = None
+    number_t: DType | None = None
     for op in operands:
         if isinstance(op, TensorValue):
             if op.ndim:
@@ -53,23 +82,14 @@ def result_type(*operands: object) -> DType:
             else:
                 zero_t = op.dtype if zero_t is None else promote_types(zero_t, op.dtype)
         elif op is not None:
-            kind = dtypes.kind_of_number(op)
-            if number_kind is None or dtypes.KIND_ORDER[kind] > dtypes.KIND_ORDER[number_kind]:
-                number_kind = kind
-    result = dim_t
-    if zero_t is not None:
-        if result is None or dtypes.KIND_ORDER[zero_t.kind] > dtypes.KIND_ORDER[result.kind]:
-            result = zero_t
-    if number_kind is not None:
-        if result is None:
-            result = dtypes.DEFAULT_FOR_KIND[number_kind]
-        elif dtypes.KIND_ORDER[number_kind] > dtypes.KIND_ORDER[result.kind]:
-            if number_kind == "complex" and result == dtypes.float64:
-                result = dtypes.complex128
-            else:
-                result = dtypes.DEFAULT_FOR_KIND[number_kind]
+            # A Python number counts as the default dtype of its kind.
+            as_dtype = dtypes.DEFAULT_FOR_KIND[dtypes.kind_of_number(op)]
+            number_t = as_dtype if number_t is None else promote_types(number_t, as_dtype)
+    result = _combine_categories(dim_t, _combine_categories(zero_t, number_t))
     if result is None:
         raise ShapeError("no operand to take a dtype from")
+    if result is _COMPLEX32:
+        raise ShapeError("float16 combined with a complex operand gives complex32, which is not supported")
     return result
 
 
@@ -79,6 +99,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     for shape in shapes:
         offset = ndim - len(shape)
         for i, d in enumerate(shape):
+            if d < 0:
+                raise ShapeError(f"shape {list(shape)} has a negative size")
             cur = out[offset + i]
             if cur == 1:
                 out[offset + i] = d

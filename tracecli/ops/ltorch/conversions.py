@@ -1,5 +1,8 @@
 """Dtype and device conversions."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,8 @@
 """Elementwise ltorch symbols: arithmetic, comparisons, activations, where."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import math
@@ -10,9 +13,16 @@ import torch.nn.functional as F
 from tracecli.core import dtypes
 from tracecli.ops import prims
 from tracecli.ops.ltorch._base import (
-    broadcast_all, compute_dtype, convert, expect_tensor, float_dtype_for, is_tensor, symbol,
+    broadcast_all,
+    compute_dtype,
+    convert,
+    expect_tensor,
+    float_dtype_for,
+    is_tensor,
+    symbol,
 )
 from tracecli.ops.promotion import ShapeError, result_type
+from tracecli.ops.torch_bridge import TO_TORCH
 
 
 def _binary(prim, a, b, *, dtype=None, out_dtype=None):
@@ -23,6 +33,27 @@ def _binary(prim, a, b, *, dtype=None, out_dtype=None):
     a, b = broadcast_all(convert(a, dtype), convert(b, dtype))
     out = prim(a, b)
     return convert(out, out_dtype) if out_dtype is not None and out.dtype != out_dtype else out
+
+
+def _reads_scalar_in_float32(input, other, dtype) -> bool:
+    """Whether torch reads `other` unrounded, computing `input op other` in float32.
+
+    torch's CPU kernels for mul, div and floor_divide in a half type read a zero-dim
+    `other` of another dtype at float32 precision, without rounding it to the half type
+    first: `x_f16 * torch.tensor(2.485)` multiplies by 2.485, not by 2.484375.
+    """
+    return (
+        dtype in (dtypes.float16, dtypes.bfloat16)
+        and is_tensor(input) and is_tensor(other) and other.ndim == 0 and other.dtype != dtype
+    )
+
+
+def _rounded(x, dtype):
+    """`x` in `dtype`; a number stays a number, but with the value `dtype` can hold
+    (which matters once an op on half precision computes in float32)."""
+    if is_tensor(x) or dtype not in (dtypes.float16, dtypes.bfloat16):
+        return convert(x, dtype)
+    return torch.tensor(float(x), dtype=TO_TORCH[dtype]).item()
 
 
 def _scaled(b, alpha):
@@ -40,9 +71,17 @@ def add(input, other, *, alpha=1):
     return _binary(prims.add, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
 
 
+def _no_bool_subtraction(*operands) -> None:
+    if any(isinstance(x, bool) or (is_tensor(x) and x.dtype == dtypes.bool8) for x in operands):
+        raise ShapeError(
+            "subtraction with a bool operand is not supported; to invert a mask use ~ or logical_not()"
+        )
+
+
 @symbol(torch.sub)
 def sub(input, other, *, alpha=1):
     """input - alpha * other"""
+    _no_bool_subtraction(input, other)
     dtype = result_type(input, other)
     return _binary(prims.sub, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
 
@@ -50,6 +89,7 @@ def sub(input, other, *, alpha=1):
 @symbol(torch.rsub)
 def rsub(input, other, *, alpha=1):
     """other - alpha * input"""
+    _no_bool_subtraction(input, other)
     dtype = result_type(input, other)
     return _binary(prims.sub, other, _scaled(convert(input, dtype), alpha), dtype=dtype)
 
@@ -57,7 +97,10 @@ def rsub(input, other, *, alpha=1):
 @symbol(torch.mul)
 def mul(input, other):
     """input * other"""
-    return _binary(prims.mul, input, other)
+    dtype = result_type(input, other)
+    if _reads_scalar_in_float32(input, other, dtype):
+        return convert(_binary(prims.mul, input, other, dtype=dtypes.float32), dtype)
+    return _binary(prims.mul, input, other, dtype=dtype)
 
 
 def _true_divide_dtype(a, b):
@@ -68,24 +111,71 @@ def _true_divide_dtype(a, b):
 @symbol(torch.true_divide)
 def true_divide(input, other):
     """input / other, always in floating point"""
-    return _binary(prims.div, input, other, dtype=_true_divide_dtype(input, other))
+    dtype = _true_divide_dtype(input, other)
+    if _reads_scalar_in_float32(input, other, dtype):
+        return convert(_binary(prims.div, input, other, dtype=dtypes.float32), dtype)
+    return _binary(prims.div, input, other, dtype=dtype)
+
+
+def _floor_divide_float(a, b):
+    """torch's floor division of floats (c10's div_floor_floating, which Python's // also
+    follows). floor(a / b) is not it: 1.0 / 0.1 rounds up to 10.0, but 1.0 // 0.1 is 9.0."""
+    mod = prims.fmod(a, b)
+    div = prims.div(prims.sub(a, mod), b)
+    # fmod's remainder has the dividend's sign; flooring needs the divisor's.
+    b_negative = prims.lt(b, 0.0) if is_tensor(b) else b < 0
+    wrong_sign = prims.bitwise_and(prims.ne(mod, 0.0), prims.ne(prims.lt(mod, 0.0), b_negative))
+    div = prims.where(wrong_sign, prims.sub(div, 1.0), div)
+    # (a - mod) / b is an integer up to rounding: round it to the nearest one.
+    floordiv = prims.floor(div)
+    floordiv = prims.where(prims.gt(prims.sub(div, floordiv), 0.5), prims.add(floordiv, 1.0), floordiv)
+    quotient = prims.div(a, b)
+    # A zero result takes the sign of a / b; a zero divisor gives a / b itself (inf or nan).
+    out = prims.where(prims.eq(div, 0.0), prims.mul(quotient, 0.0), floordiv)
+    if is_tensor(b):
+        return prims.where(prims.eq(b, 0.0), quotient, out)
+    return quotient if b == 0 else out
+
+
+def _floor_divide_int(a, b):
+    """Truncating division, one less where the remainder is nonzero and the signs differ
+    (c10's div_floor_integer): exact for every integer, unlike a detour through floats."""
+    quotient = prims.div(a, b)
+    remainder = prims.fmod(a, b)
+    b_negative = prims.lt(b, 0) if is_tensor(b) else b < 0
+    wrong_sign = prims.bitwise_and(prims.ne(remainder, 0), prims.ne(prims.lt(remainder, 0), b_negative))
+    return prims.where(wrong_sign, prims.sub(quotient, 1), quotient)
 
 
 @symbol(torch.floor_divide)
 def floor_divide(input, other):
     """input // other"""
+    if not (is_tensor(input) or is_tensor(other)):
+        raise ShapeError("floor_divide needs a tensor operand")
     dtype = result_type(input, other)
-    if dtype.is_inexact:
-        return prims.floor(_binary(prims.div, input, other, dtype=dtype))
-    # Exact for integers below 2**53, the range where float64 division is exact enough.
-    quotient = _binary(prims.div, input, other, dtype=dtypes.float64)
-    return convert(prims.floor(quotient), dtype)
+    if dtype.kind not in ("int", "float"):
+        raise ShapeError(f"floor_divide is not defined for {dtype.name}")
+    if dtype.kind == "int" and not is_tensor(other) and other == 0:
+        raise ShapeError("integer division by zero")
+    # torch computes half-precision floor division in float32 and rounds once at the end,
+    # from operands rounded to the half type, except an `other` that is a number or a
+    # zero-dim tensor of another dtype: the kernel reads that one in float32 unrounded.
+    compute = compute_dtype(dtype)
+    unrounded = compute != dtype and (not is_tensor(other) or _reads_scalar_in_float32(input, other, dtype))
+    a = convert(_rounded(input, dtype), compute)
+    b = convert(other if unrounded else _rounded(other, dtype), compute)
+    a, b = broadcast_all(a, b)
+    out = _floor_divide_float(a, b) if compute.is_float else _floor_divide_int(a, b)
+    return convert(out, dtype)
 
 
 @symbol(torch.pow)
 def pow(input, exponent):  # noqa: A001
     """input ** exponent"""
-    return _binary(prims.pow, input, exponent)
+    dtype = result_type(input, exponent)
+    if dtype.kind == "int" and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0:
+        raise ShapeError("integers to negative integer powers are not allowed")
+    return _binary(prims.pow, input, exponent, dtype=dtype)
 
 
 @symbol(torch.maximum)
@@ -127,7 +217,9 @@ def neg(input):
 @symbol(torch.abs)
 def abs(input):  # noqa: A001
     """|input|"""
-    return input if input.dtype == dtypes.bool8 else prims.abs(input)
+    if input.dtype == dtypes.bool8:
+        raise ShapeError("abs is not defined for bool tensors")
+    return prims.abs(input)
 
 
 def _float_unary(prim):
@@ -147,11 +239,12 @@ tanh = symbol(torch.tanh, name="tanh")(_float_unary(prims.tanh))
 sqrt = symbol(torch.sqrt, name="sqrt")(_float_unary(prims.sqrt))
 rsqrt = symbol(torch.rsqrt, name="rsqrt")(_float_unary(prims.rsqrt))
 erf = symbol(torch.erf, name="erf")(_float_unary(prims.erf))
+reciprocal = symbol(torch.reciprocal, name="reciprocal")(_float_unary(prims.reciprocal))
 
 
 def _in_compute_dtype(x, fn):
     """Apply `fn` in float32 for half-precision inputs and cast back, as torch does."""
-    x = convert(x, float_dtype_for(x))
+    x = convert(expect_tensor(x, "activation"), float_dtype_for(x))
     wide = compute_dtype(x.dtype)
     return convert(fn(convert(x, wide)), x.dtype)
 
@@ -160,6 +253,13 @@ def _in_compute_dtype(x, fn):
 def sigmoid(input):
     """1 / (1 + exp(-input))"""
     return _in_compute_dtype(input, lambda x: prims.reciprocal(prims.add(prims.exp(prims.neg(x)), 1.0)))
+
+
+def _expect_float(x, op: str, *, complex_ok: bool = False) -> None:
+    # torch has no integer kernels for these activations (sigmoid, unlike them, promotes).
+    dtype = expect_tensor(x, op).dtype
+    if not (dtype.is_float or (complex_ok and dtype.is_complex)):
+        raise ShapeError(f"{op} needs a floating point tensor, got {dtype.name}")
 
 
 @symbol(torch.relu)
@@ -173,6 +273,7 @@ def relu(input):
 @symbol(F.gelu)
 def gelu(input, approximate="none"):
     """x * Φ(x), exactly with erf or with the tanh approximation"""
+    _expect_float(input, "gelu")
     if approximate not in ("none", "tanh"):
         raise ShapeError(f"gelu approximate must be 'none' or 'tanh', got {approximate!r}")
 
@@ -191,6 +292,7 @@ def gelu(input, approximate="none"):
 @symbol(F.silu)
 def silu(input):
     """input * sigmoid(input)"""
+    _expect_float(input, "silu", complex_ok=True)
     return _in_compute_dtype(
         input, lambda x: prims.div(x, prims.add(prims.exp(prims.neg(x)), 1.0))
     )

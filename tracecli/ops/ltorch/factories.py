@@ -1,5 +1,8 @@
 """Tensor factories and random sampling."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import math
@@ -42,12 +45,23 @@ def arange(start, end=None, step=1, *, dtype=None, device=None):
     """start, start + step, ... below end"""
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise ShapeError("arange step must be nonzero")
-    length = max(0, math.ceil((end - start) / step))
     integral = all(isinstance(v, int) for v in (start, end, step))
-    default = dtypes.int64 if integral else dtypes.float32
-    return prims.iota(length, start, step, device=to_device(device), dtype=_dtype(dtype, default))
+    dtype = _dtype(dtype, dtypes.int64 if integral else dtypes.float32)
+    # torch's kernel first casts the bounds to the accumulation type: integers for an
+    # integer dtype (truncating, as int() does), so arange(0, 5, 1.5, dtype=int64) steps by 1.
+    acc = int if dtype.kind == "int" else (lambda v: v)
+    x_start, x_end, x_step = acc(start), acc(end), acc(step)
+    if x_step == 0:
+        raise ShapeError("arange step must be nonzero")
+    if (x_step > 0 and x_end < x_start) or (x_step < 0 and x_end > x_start):
+        raise ShapeError(f"arange({start}, {end}, {step}): the bounds are inconsistent with the step's sign")
+    if dtype == dtypes.int64:
+        # Exact integer arithmetic, as torch does for int64 (doubles would lose digits).
+        sign = 1 if x_step > 0 else -1
+        length = abs(x_end - x_start + x_step - sign) // abs(x_step)
+    else:
+        length = math.ceil((end - start) / step)
+    return prims.iota(length, x_start, x_step, device=to_device(device), dtype=dtype)
 
 
 @symbol(torch.rand, tags=(Tag.RANDOM,))

@@ -1,12 +1,15 @@
 """Matrix products."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, symbol
+from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol
 from tracecli.ops.promotion import ShapeError
 
 
@@ -32,7 +35,12 @@ def linear(input, weight, bias=None):
         weight = prims.transpose(weight, (1, 0))
     elif weight.ndim != 1:
         raise ShapeError(f"linear expects a 1-D or 2-D weight, got {list(weight.shape)}")
-    out = prims.matmul(input, weight)
-    if bias is not None:
-        out = prims.add(out, broadcast_to(convert(bias, out.dtype), out.shape))
-    return out
+    if bias is None:
+        return prims.matmul(input, weight)
+    _same_dtype(input, expect_tensor(bias, "linear"), "linear")
+    # torch adds the bias inside the product (addmm), accumulating half precision in
+    # float32 and rounding once; rounding the product before the add is several ulps off.
+    wide = compute_dtype(input.dtype)
+    out = prims.matmul(convert(input, wide), convert(weight, wide))
+    out = prims.add(out, broadcast_to(convert(bias, wide), out.shape))
+    return convert(out, input.dtype)

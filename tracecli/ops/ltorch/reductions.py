@@ -1,5 +1,8 @@
 """Reductions and the normalisations built on them."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import math
@@ -10,7 +13,12 @@ import torch.nn.functional as F
 from tracecli.core import dtypes
 from tracecli.ops import prims
 from tracecli.ops.ltorch._base import (
-    compute_dtype, convert, expect_tensor, keepdim_broadcast, keepdim_reshape, symbol,
+    compute_dtype,
+    convert,
+    expect_tensor,
+    keepdim_broadcast,
+    keepdim_reshape,
+    symbol,
 )
 from tracecli.ops.promotion import ShapeError, canonical_dims
 from tracecli.ops.torch_bridge import to_dtype
@@ -67,8 +75,8 @@ def amin(input, dim=(), keepdim=False):
 def var(input, dim=None, *, correction=1, keepdim=False):
     """variance over dims with Bessel's correction by default"""
     input = expect_tensor(input, "var")
-    if not input.dtype.is_inexact:
-        raise ShapeError(f"var needs a floating point input, got {input.dtype.name}")
+    if not input.dtype.is_float:
+        raise ShapeError(f"var needs a real floating point input, got {input.dtype.name}")
     dims = canonical_dims(dim, input.ndim)
     wide = convert(input, compute_dtype(input.dtype))
     out = convert(prims.var(wide, dims, float(correction)), input.dtype)
@@ -78,12 +86,14 @@ def var(input, dim=None, *, correction=1, keepdim=False):
 def _softmax_parts(x, dim, dtype):
     x = expect_tensor(x, "softmax")
     out_dtype = to_dtype(dtype) if dtype is not None else x.dtype
-    if not out_dtype.is_inexact:
-        raise ShapeError(f"softmax needs a floating point input, got {out_dtype.name}")
+    if not out_dtype.is_float:
+        raise ShapeError(f"softmax needs a real floating point input, got {out_dtype.name}")
     if dim is None:
         raise ShapeError("softmax needs an explicit dim")
     dims = canonical_dims(dim, x.ndim)
     wide = convert(x, compute_dtype(out_dtype))
+    if any(x.shape[d] == 0 for d in dims):
+        return wide, dims, out_dtype  # no elements, no maximum to shift by
     shifted = prims.sub(wide, keepdim_broadcast(prims.amax(wide, dims), wide, dims))
     return shifted, dims, out_dtype
 
@@ -110,6 +120,8 @@ def log_softmax(input, dim, dtype=None):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape"""
     input = expect_tensor(input, "layer_norm")
+    if not input.dtype.is_float:
+        raise ShapeError(f"layer_norm needs a real floating point input, got {input.dtype.name}")
     normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
     n = len(normalized_shape)
     if input.shape[input.ndim - n :] != normalized_shape:

@@ -1,5 +1,8 @@
 """Shape operations: reshape/view, permute, transpose, unsqueeze, squeeze, expand, cat."""
 
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
 from __future__ import annotations
 
 import torch
@@ -85,7 +88,8 @@ def cat(tensors, dim=0):
     kept = [t for t in tensors if t.shape != (0,)] or tensors[:1]
     if not kept:
         raise ShapeError("cat needs at least one tensor")
-    dtype = result_type(*kept)
+    # ... but still promotes over them: cat([f64[0], f32[2, 3]]) is float64.
+    dtype = result_type(*tensors)
     d = canonical_dim(dim, kept[0].ndim)
     kept = [convert(t, dtype) for t in kept]
     return kept[0] if len(kept) == 1 else prims.cat(kept, d)
