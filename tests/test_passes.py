@@ -5,14 +5,14 @@ import runpy
 import pytest
 import torch
 
+from tracecli.core.errors import UserError
 from tracecli.core.printing import format_trace
 from tracecli.core.symbol import Tag
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable
-from tracecli.passes.pipeline import PassBrokeTrace, Stage, parse_passes, run_pipeline
 from tracecli.passes import PassResult, register
-from tracecli.core.errors import UserError
+from tracecli.passes.pipeline import PassBrokeTrace, Stage, parse_passes, run_pipeline
 
 
 def seed_cse_trace(device="cpu"):

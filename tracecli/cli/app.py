@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import sys
 from typing import Annotated
@@ -73,22 +74,22 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
 def run(
     target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
-    format: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
+    fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
-    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, format, color, seed, debug)
+    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug)
 
 
 @app.command()
 def trace(
     target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
-    format: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
+    fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False,
 ) -> None:
     """Print the trace of the entry (after the passes) without executing it; any device works."""
-    _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, format, color, seed, debug)
+    _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug)
 
 
 @app.command()
@@ -104,19 +105,19 @@ def passes(pass_files: opt.PassFiles = None, color: opt.ColorOpt = opt.Color.aut
 def examine(
     target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
-    format: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
+    fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False,
 ) -> None:
     """Which ops the program uses, which are modelled or opaque, and what could not be traced."""
 
     def work():
-        with contextlib.redirect_stdout(sys.stderr) if format is opt.Format.json else contextlib.nullcontext():
+        with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
             return examine_script(target, device=device, input_specs=inputs, seed=seed)
 
     report = opt.guarded(debug, color, work)
     if report.job is not None:
         announce_entry(report.job, color)
-    if format is opt.Format.json:
+    if fmt is opt.Format.json:
         sys.stdout.write(json.dumps(examine_json(report), indent=2) + "\n")
     else:
         print_examine(make_console(color.value), report)
@@ -125,4 +126,7 @@ def examine(
 
 
 def main() -> None:
+    # Everything imported so far (torch above all) lives as long as the process: keep the
+    # garbage collector from rescanning it while a large trace allocates.
+    gc.freeze()
     app(prog_name="tracecli")

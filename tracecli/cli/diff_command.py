@@ -32,7 +32,7 @@ def diff(
     target: opt.Target, passes: opt.Passes = None, each: Each = False, side_by_side: SideBySide = False,
     stat: Stat = False, exit_code: ExitCode = False, save: Save = None, text: PlainText = False,
     device: opt.Device = "cpu", inputs: opt.Inputs = None, pass_files: opt.PassFiles = None,
-    no_verify: opt.NoVerify = False, depth: opt.Depth = "1", format: opt.FormatOpt = opt.Format.text,
+    no_verify: opt.NoVerify = False, depth: opt.Depth = "1", fmt: opt.FormatOpt = opt.Format.text,
     color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0, debug: opt.Debug = False,
 ) -> None:
     """Show how the passes change the trace (like git diff: --exit-code, --stat, --save)."""
@@ -44,7 +44,7 @@ def diff(
             raise UserError(f"diff needs passes to compare against, e.g. -p dce,cse,rename (known passes: {known_passes()})")
         if save is not None and os.path.exists(save) and not os.path.isdir(save):
             raise UserError(f"--save {save}: exists and is not a directory")
-        with contextlib.redirect_stdout(sys.stderr) if format is opt.Format.json else contextlib.nullcontext():
+        with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
             job = trace_script(target, device=device, input_specs=inputs, seed=seed, execute=False, steps=steps,
                                check=not no_verify)
         reports = [diff_json(job, call.stages, levels) for call in job.calls]
@@ -57,7 +57,7 @@ def diff(
     job, levels, reports = opt.guarded(debug, color, work)
     if job.entry_reason != "given":
         make_console(color.value, stderr=True).print(f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False)
-    if format is opt.Format.json:
+    if fmt is opt.Format.json:
         out = reports[0] if len(reports) == 1 else {"format": 1, "command": "diff", "calls": reports}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import traceback
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -17,13 +17,13 @@ from tracecli.passes.pipeline import Step, load_pass_file, parse_passes
 from tracecli.render.console import make_console
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     auto = "auto"
     always = "always"
     never = "never"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     text = "text"
     json = "json"
 

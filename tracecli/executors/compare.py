@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.pytree import tree_leaves
-
 from tracecli.core.trace import Trace
 
 # (rtol, atol) per dtype, as torch.testing.assert_close uses by default.

@@ -84,9 +84,8 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
     return program
 
 
-def _execute(call: TracedCall, fn: Callable, args: tuple, kwargs: dict, seed: int, device: str,
-             script: Script) -> RunReport:
-    compiled = compile_trace(call.final)
+def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
+             device: str, script: Script) -> RunReport:
     try:
         return check_against_eager(
             call.final, compiled, fn, args, kwargs, call.program.inputs, seed=seed, device=device
@@ -125,7 +124,7 @@ def trace_script(
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if execute:
-        call.report = _execute(call, fn, args, kwargs, seed, device, script)
+        call.report = _execute(call, compile_trace(call.final), fn, args, kwargs, seed, device, script)
     result.calls.append(call)
     return result
 
@@ -180,12 +179,13 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         if found is None:
             program = _trace_entry(script, entry, fn, args, kwargs, device, stamp)
             call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
+            compiled = compile_trace(call.final)
             if execute:
                 state = torch.get_rng_state()
-                call.report = _execute(call, fn, args, kwargs, seed, device, script)
+                call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script)
                 torch.set_rng_state(state)
             result.calls.append(call)
-            found = compiled_by_signature[key] = (compile_trace(call.final), program)
+            found = compiled_by_signature[key] = (compiled, program)
         compiled, program = found
         if not execute:
             return fn(*args, **kwargs)

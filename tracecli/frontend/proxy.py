@@ -19,7 +19,7 @@ class ProxyEscapedError(RuntimeError):
 
 
 class TensorProxy(torch.Tensor):
-    __slots__ = ("value", "named_by_user")
+    __slots__ = ("value",)
 
     @staticmethod
     def __new__(cls, value: TensorValue):
@@ -30,7 +30,6 @@ class TensorProxy(torch.Tensor):
         except RuntimeError:  # a device type this torch build does not know at all
             proxy = torch.Tensor._make_wrapper_subclass(cls, value.shape, dtype=TO_TORCH[value.dtype], device="meta")
         proxy.value = value
-        proxy.named_by_user = False
         return proxy
 
     # Outside the tracer's mode a proxy behaves as an inert wrapper; anything that

@@ -9,12 +9,15 @@ values, never proxies.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable
 
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import rebuild_tuple
-from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
+from tracecli.core.symbol import BoundSymbol, Symbol
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.source import location_of, user_frame
 
 _EMPTY = inspect.Parameter.empty
 
@@ -26,12 +29,18 @@ class _CallSpec:
     def __init__(self, fn: Callable):
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
-        self.simple = all(
-            p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is _EMPTY for p in self.params
-        )
+        # Leading parameters without defaults: a call giving exactly these positionally
+        # is already canonical, and binding (about 5 µs) can be skipped.
+        self.required = 0
+        for p in self.params:
+            if p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.POSITIONAL_ONLY):
+                break
+            if p.default is not _EMPTY:
+                break
+            self.required += 1
 
     def normalize(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        if self.simple and not kwargs and len(args) == len(self.params):
+        if not kwargs and len(args) == self.required:
             return args, {}
         bound = self.signature.bind(*args, **kwargs)
         out_args: list = []
@@ -66,12 +75,10 @@ def _spec(sym: Symbol) -> _CallSpec:
 
 
 class Recorder:
-    def __init__(
-        self, registry: NameRegistry, locate: Callable[[], SourceLocation | None], module_scope: Callable[[], str]
-    ):
+    def __init__(self, registry: NameRegistry, module_scope: Callable[[], str], hints: HintTracker):
         self.registry = registry
-        self.locate = locate
         self.module_scope = module_scope
+        self.hints = hints
         self.scopes: list[list[BoundSymbol]] = [[]]
 
     @property
@@ -93,9 +100,13 @@ class Recorder:
         else:
             out = self._new_outputs(sym.meta(*args, **kwargs))
             subsymbols = []
-        top_level = len(self.scopes) == 1
-        source = self.locate() if top_level else None
-        scope = self.module_scope() if top_level else ""
+        source, scope = None, ""
+        if len(self.scopes) == 1:
+            frame = user_frame(sys._getframe(1))
+            if frame is not None:
+                source = location_of(frame)
+                self.hints.note(frame, out)
+            scope = self.module_scope()
         bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, scope=scope)
         self.scopes[-1].append(bsym)
         return out

@@ -20,22 +20,32 @@ _SITE_DIRS = tuple(
     sorted({p + os.sep for p in sys.path if p.endswith(("site-packages", "dist-packages"))}, key=len, reverse=True)
 )
 
-_is_user_cache: dict[CodeType, bool] = {}
+# Keyed by file name, not code object: code objects with equal bodies compare equal
+# across files, and comparing two large ones is slow.
+_is_user_file: dict[str, bool] = {}
 
 
 def is_user_path(path: str) -> bool:
-    """User code is anything but torch, tracecli and the standard library."""
+    """User code is anything but torch, tracecli and the standard library. Code with no
+    file (`<string>`: dataclass-made methods, our generated code) is not, unless
+    linecache holds its source (a notebook cell, `<stdin>`)."""
+    if path.startswith("<"):
+        return bool(linecache.getlines(path))
     return not (
-        path.startswith((_TORCH_DIR, _OWN_DIR, "<frozen"))
+        path.startswith((_TORCH_DIR, _OWN_DIR))
         or (path.startswith(_STDLIB_DIR) and not path.startswith(_SITE_DIRS))
     )
 
 
 def is_user_code(code: CodeType) -> bool:
-    cached = _is_user_cache.get(code)
+    path = code.co_filename
+    cached = _is_user_file.get(path)
     if cached is None:
-        cached = _is_user_cache[code] = is_user_path(code.co_filename)
+        cached = _is_user_file[path] = is_user_path(path)
     return cached
+
+
+_display: dict[str, str] = {}
 
 
 def display_path(path: str) -> str:
@@ -44,10 +54,10 @@ def display_path(path: str) -> str:
         return path
     cwd = os.getcwd() + os.sep
     if path.startswith(cwd):
-        return path[len(cwd):]
+        return path[len(cwd) :]
     for site in _SITE_DIRS:
         if path.startswith(site):
-            return path[len(site):]
+            return path[len(site) :]
     return os.path.relpath(path)
 
 
@@ -58,16 +68,38 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
     return frame
 
 
-_location_cache: dict[tuple[str, int], SourceLocation] = {}
+# frame.f_lineno walks the line table from the start on every read (Python 3.11), so a
+# call late in a long function would cost time proportional to its offset: look lines
+# up by instruction offset in a table built once per code object instead.
+_line_tables: dict[int, tuple[CodeType, dict[int, int]]] = {}
+
+
+def line_of(frame: FrameType) -> int:
+    code = frame.f_code
+    entry = _line_tables.get(id(code))
+    if entry is None or entry[0] is not code:
+        table: dict[int, int] = {}
+        for start, end, line in code.co_lines():
+            if line is not None:
+                for offset in range(start, end, 2):
+                    table[offset] = line
+        entry = _line_tables[id(code)] = (code, table)  # holding `code` keeps its id unique
+    return entry[1].get(frame.f_lasti) or frame.f_lineno
+
+
+_locations: dict[tuple[str, int], SourceLocation] = {}
 
 
 def location_of(frame: FrameType) -> SourceLocation:
-    path, line = frame.f_code.co_filename, frame.f_lineno
+    path = frame.f_code.co_filename
+    line = line_of(frame)
     key = (path, line)
-    loc = _location_cache.get(key)
+    loc = _locations.get(key)
     if loc is None:
-        loc = SourceLocation(display_path(path), line, linecache.getline(path, line).strip())
-        _location_cache[key] = loc
+        shown = _display.get(path)
+        if shown is None:
+            shown = _display[path] = display_path(path)
+        loc = _locations[key] = SourceLocation(shown, line, linecache.getline(path, line).strip())
     return loc
 
 

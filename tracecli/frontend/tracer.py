@@ -17,16 +17,16 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from tracecli.core.errors import TracingError, UserError
-from tracecli.core.names import NameRegistry
+from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import NumberValue, TensorValue
-from tracecli.frontend.hints import HintCollector
+from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
-from tracecli.frontend.source import current_location, location_of, user_frame
+from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import torch_map
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError
@@ -45,7 +45,10 @@ class TracedProgram:
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
-        _, objs, _, _ = _argument_inputs(NameRegistry(), self.fn, args, kwargs, None)
+        bound = _bind(self.fn, args, kwargs)
+        objs: list = []
+        for obj in bound.arguments.values():
+            _flat_objects(obj, objs)
         if isinstance(self.fn, torch.nn.Module):
             objs.extend(_unique_module_tensors(self.fn))
         return objs + (self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else [])
@@ -77,12 +80,16 @@ class _Tracer:
     def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes):
         self.registry = registry
         self.device = device
-        self.recorder = Recorder(registry, current_location, scopes.current)
+        self.hints = HintTracker(self._proxy_by_name)
+        self.recorder = Recorder(registry, scopes.current, self.hints)
         self.proxies: dict[str, TensorProxy] = {}
         self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
         self.in_torch_call = 0
 
     # -- proxies and values ----------------------------------------------------
+
+    def _proxy_by_name(self, name: str) -> TensorProxy | None:
+        return self.proxies.get(name)
 
     def proxy(self, value: TensorValue) -> TensorProxy:
         proxy = self.proxies.get(value.name)
@@ -220,6 +227,15 @@ def _input_values(registry: NameRegistry, name: str, obj, device: str | None):
     return NumberValue(registry.take(name), obj)
 
 
+def _flat_objects(obj, out: list) -> None:
+    """The objects `_input_values` makes inputs of, in the same order."""
+    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
+        for item in obj:
+            _flat_objects(item, out)
+    else:
+        out.append(obj)
+
+
 def _flat_inputs(values, objs, out_values: list, out_objs: list) -> None:
     if isinstance(values, (tuple, list)):
         for v, o in zip(values, objs, strict=True):
@@ -231,7 +247,10 @@ def _flat_inputs(values, objs, out_values: list, out_objs: list) -> None:
 
 def _bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    signature = inspect.signature(target)
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        raise UserError(f"cannot trace {target!r}: it has no Python signature to bind inputs to") from None
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as exc:
@@ -294,11 +313,11 @@ def trace_callable(
             owner_dict[key] = tracer.proxy(value)
 
     push_handler(tracer.on_symbol_call)
-    hints = HintCollector()
     try:
-        with _Mode(tracer), hints, scopes:
+        with _Mode(tracer), scopes:
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
+        hints = tracer.hints.finish()
     finally:
         pop_handler()
         for owner_dict, key, tensor in module_state:
@@ -309,11 +328,12 @@ def trace_callable(
         input_objs.append(tensor)
     n_lifted = len(tracer.lifted)
     bsyms = tuple(
-        b.replace(name_hints=tuple((o.name, hints.hints[o.name]) for o in b.iter_outputs() if o.name in hints.hints))
-        if any(o.name in hints.hints for o in b.iter_outputs()) else b
+        b.replace(name_hints=tuple((o.name, hints[o.name]) for o in b.iter_outputs() if o.name in hints))
+        if any(o.name in hints for o in b.iter_outputs()) else b
         for b in tracer.recorder.bsyms
     )
-    trace_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+    # The printed function is Python: `<lambda>` becomes `_lambda_`.
+    trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
         name=trace_name,
         inputs=tuple(input_values), bsyms=bsyms, output=output, names=registry.frozen(),

@@ -22,7 +22,7 @@ def whole_diff(stages: list[Stage], depth: float) -> TraceDiff:
 
 
 def step_diffs(stages: list[Stage], depth: float) -> list[tuple[Stage, TraceDiff]]:
-    return [(after, diff_traces(before.trace, after.trace, after.value_map, depth)) for before, after in zip(stages, stages[1:])]
+    return [(after, diff_traces(before.trace, after.trace, after.value_map, depth)) for before, after in zip(stages, stages[1:], strict=False)]
 
 
 def stat_rows(stages: list[Stage]) -> list[dict]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
-from rich import box
 
 from tracecli.executors.compare import RunReport
 
