@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from tracecli.core.values import NumberValue, TensorValue
 
 _VALUE_TYPES = (TensorValue, NumberValue)
+_VALUE_SET = frozenset(_VALUE_TYPES)
 
 
 def iter_values(obj: object) -> Iterator[TensorValue | NumberValue]:
@@ -21,16 +22,39 @@ def iter_values(obj: object) -> Iterator[TensorValue | NumberValue]:
             yield from iter_values(item)
 
 
+def values_in(obj: object) -> list[TensorValue | NumberValue]:
+    """`list(iter_values(obj))`, without generators: passes call this on every bound symbol."""
+    if type(obj) in _VALUE_SET:
+        return [obj]
+    out: list = []
+    _collect(obj, out)
+    return out
+
+
+def _collect(obj: object, out: list) -> None:
+    if type(obj) in _VALUE_SET:
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            _collect(item, out)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            _collect(item, out)
+
+
 def map_values(fn: Callable, obj: object) -> object:
     """`obj` with every value replaced by `fn(value)`; containers keep their kind."""
-    if isinstance(obj, _VALUE_TYPES):
+    kind = type(obj)
+    if kind in _VALUE_SET:
         return fn(obj)
-    if isinstance(obj, tuple):
-        return tuple(map_values(fn, item) for item in obj)
+    if kind is tuple:
+        return tuple([map_values(fn, item) for item in obj])
     if isinstance(obj, list):
         return [map_values(fn, item) for item in obj]
     if isinstance(obj, dict):
         return {k: map_values(fn, v) for k, v in obj.items()}
+    if isinstance(obj, tuple):  # named tuples keep their type
+        return rebuild_tuple(obj, [map_values(fn, item) for item in obj])
     return obj
 
 

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tracecli.core.pytree import iter_values
+from tracecli.core.pytree import iter_values, values_in
 from tracecli.core.values import Value
 
 
@@ -101,6 +101,16 @@ class BoundSymbol:
     def iter_outputs(self) -> Iterator[Value]:
         yield from iter_values(self.output)
 
+    def arg_values(self) -> list[Value]:
+        """The values this call reads, as a list (faster than iter_args in hot loops)."""
+        out = values_in(self.args)
+        for _, v in self.kwargs:
+            out.extend(values_in(v))
+        return out
+
+    def output_values(self) -> list[Value]:
+        return values_in(self.output)
+
     def with_subsymbols(self, subsymbols: tuple[BoundSymbol, ...]) -> BoundSymbol:
         return _replace(self, subsymbols=subsymbols)
 
@@ -109,18 +119,13 @@ class BoundSymbol:
 
 
 def _replace(bsym: BoundSymbol, **changes) -> BoundSymbol:
-    fields = {
-        "symbol": bsym.symbol,
-        "args": bsym.args,
-        "kwargs": bsym.kwargs,
-        "output": bsym.output,
-        "subsymbols": bsym.subsymbols,
-        "source": bsym.source,
-        "name_hints": bsym.name_hints,
-        "scope": bsym.scope,
-    }
-    fields.update(changes)
-    return BoundSymbol(**fields)
+    # Positional construction: passes call this for every bound symbol they rewrite.
+    get = changes.get
+    return BoundSymbol(
+        get("symbol", bsym.symbol), get("args", bsym.args), get("kwargs", bsym.kwargs), get("output", bsym.output),
+        get("subsymbols", bsym.subsymbols), get("source", bsym.source), get("name_hints", bsym.name_hints),
+        get("scope", bsym.scope),
+    )
 
 
 __all__ = ["Tag", "EFFECT_TAGS", "Symbol", "BoundSymbol", "SourceLocation", "push_handler", "pop_handler"]

@@ -13,7 +13,7 @@ full speed and the cost is one table lookup per operation.
 
 from __future__ import annotations
 
-import dis
+import opcode
 from collections.abc import Callable
 from types import CodeType, FrameType
 
@@ -21,47 +21,75 @@ from tracecli.core.pytree import iter_values
 from tracecli.core.values import TensorValue
 from tracecli.frontend.source import user_frame
 
-_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
+_OP = opcode.opmap
+_CACHE, _EXTENDED_ARG = _OP["CACHE"], _OP["EXTENDED_ARG"]
+_LOCAL_STORES = frozenset({_OP["STORE_FAST"], _OP["STORE_DEREF"]})
+_NAME_STORES = frozenset({_OP["STORE_NAME"], _OP["STORE_GLOBAL"]})
+_COPY, _UNPACK, _RETURN = _OP["COPY"], _OP["UNPACK_SEQUENCE"], _OP["RETURN_VALUE"]
 
-# id(code) -> (code, {offset: what happens to the value produced at that offset})
-_AFTER: dict[int, tuple[CodeType, dict[int, tuple]]] = {}
+
+def _next(raw: bytes, offset: int) -> tuple[int, int, int]:
+    """(offset, opcode, argument) of the instruction after the one at `offset`.
+
+    Reads the raw bytecode: a frame in a call of Python code reports the offset of the
+    call's last inline-cache entry, so inline caches (CACHE, opcode 0) are skipped, and
+    EXTENDED_ARG prefixes are folded into the argument. Constant time, unlike a full
+    disassembly of what may be a ten-thousand-line function.
+    """
+    at = offset + 2
+    while at < len(raw) and raw[at] == _CACHE:
+        at += 2
+    arg = 0
+    while at < len(raw) and raw[at] == _EXTENDED_ARG:
+        arg = (arg | raw[at + 1]) << 8
+        at += 2
+    if at >= len(raw):
+        return at, -1, 0
+    return at, raw[at], arg | raw[at + 1]
 
 
-def _effect_after(instructions: list[dis.Instruction], i: int) -> tuple | None:
-    nxt = instructions[i + 1]
-    if nxt.opname in _STORES:
-        return ("store", (nxt.argval,))
-    if nxt.opname == "COPY" and nxt.arg == 1 and i + 2 < len(instructions):
+def _stored_name(code: CodeType, op: int, arg: int) -> str | None:
+    if op in _LOCAL_STORES:
+        return code._varname_from_oparg(arg)
+    if op in _NAME_STORES:
+        return code.co_names[arg]
+    return None
+
+
+def _effect_at(code: CodeType, offset: int) -> tuple | None:
+    """What happens to the value produced by the instruction at `offset`."""
+    raw = code.co_code
+    at, op, arg = _next(raw, offset)
+    name = _stored_name(code, op, arg)
+    if name is not None:
+        return ("store", (name,))
+    if op == _COPY and arg == 1:
         # `a = b = f(x)` and `(a := f(x))`: the first store names it.
-        store = instructions[i + 2]
-        return ("store", (store.argval,)) if store.opname in _STORES else None
-    if nxt.opname == "UNPACK_SEQUENCE":
-        parts = instructions[i + 2 : i + 2 + nxt.arg]
-        return ("store", tuple(p.argval if p.opname in _STORES else None for p in parts))
-    if nxt.opname == "RETURN_VALUE":
+        _, op, arg = _next(raw, at)
+        name = _stored_name(code, op, arg)
+        return ("store", (name,)) if name is not None else None
+    if op == _UNPACK:
+        names = []
+        for _ in range(arg):
+            at, op, part = _next(raw, at)
+            names.append(_stored_name(code, op, part))
+        return ("store", tuple(names))
+    if op == _RETURN:
         return ("return",)
     return None
 
 
-def _effects(code: CodeType) -> dict[int, tuple]:
-    instructions = list(dis.get_instructions(code))
-    effects: dict[int, tuple] = {}
-    for i in range(len(instructions) - 1):
-        effect = _effect_after(instructions, i)
-        if effect is not None:
-            # A frame executing a call of Python code reports the offset of the call's
-            # last inline-cache entry, not of the call: cover the whole span.
-            for offset in range(instructions[i].offset, instructions[i + 1].offset, 2):
-                effects[offset] = effect
-    return effects
+# (id(code), offset) -> effect; the code object is kept alive by the frames that use it.
+_effects: dict[tuple[int, int], tuple[CodeType, tuple | None]] = {}
 
 
 def _effect(frame: FrameType) -> tuple | None:
     code = frame.f_code
-    entry = _AFTER.get(id(code))
-    if entry is None or entry[0] is not code:
-        entry = _AFTER[id(code)] = (code, _effects(code))
-    return entry[1].get(frame.f_lasti)
+    key = (id(code), frame.f_lasti)
+    found = _effects.get(key)
+    if found is None or found[0] is not code:
+        found = _effects[key] = (code, _effect_at(code, frame.f_lasti))
+    return found[1]
 
 
 def store_target(frame: FrameType) -> tuple[FrameType, tuple] | None:

@@ -17,6 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from tracecli.core.errors import TracingError, UserError
+from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
@@ -314,7 +315,7 @@ def trace_callable(
 
     push_handler(tracer.on_symbol_call)
     try:
-        with _Mode(tracer), scopes:
+        with _Mode(tracer), scopes, gc_paused():
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
         hints = tracer.hints.finish()
@@ -327,11 +328,7 @@ def trace_callable(
         input_values.append(value)
         input_objs.append(tensor)
     n_lifted = len(tracer.lifted)
-    bsyms = tuple(
-        b.replace(name_hints=tuple((o.name, hints[o.name]) for o in b.iter_outputs() if o.name in hints))
-        if any(o.name in hints for o in b.iter_outputs()) else b
-        for b in tracer.recorder.bsyms
-    )
+    bsyms = tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms)
     # The printed function is Python: `<lambda>` becomes `_lambda_`.
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
@@ -340,6 +337,11 @@ def trace_callable(
         info=info or TraceInfo(entry=trace_name, device=device or "cpu"),
     )
     return TracedProgram(trace, input_objs, fn, n_lifted)
+
+
+def _with_hints(bsym, hints: dict[str, str]):
+    pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
+    return bsym.replace(name_hints=pairs) if pairs else bsym
 
 
 def _proxied_argument(tracer: _Tracer, values, obj):

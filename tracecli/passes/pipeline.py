@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from tracecli.core.errors import UserError
+from tracecli.core.gc_pause import gc_paused
 from tracecli.core.trace import Trace
 from tracecli.core.verify import VerificationError, verify
 from tracecli.frontend.loader import load_script
@@ -95,7 +96,8 @@ def run_pipeline(trace: Trace, steps: list[Step], *, check: bool = True) -> list
     stages = [Stage("initial", trace)]
     for step in steps:
         start = time.perf_counter()
-        result = step.pass_.run(trace, **step.options)
+        with gc_paused():
+            result = step.pass_.run(trace, **step.options)
         seconds = time.perf_counter() - start
         if not isinstance(result, PassResult):
             raise UserError(f"pass {step.label} returned {type(result).__name__}, not a PassResult")

@@ -9,13 +9,15 @@ Before:                               After:
 - A user name is never skipped: a generated name in its way moves to a fresh `t<N>`.
 - Inputs keep their names (parameter names, module qualified names); a variable that
   reassigns an input (`x = x + 1`) is versioned: `x_1`.
+- A variable that would shadow a name the generated code needs (`torch`, `inf`) is
+  spelled as the name registry spells it: `torch_`.
 """
 
 from __future__ import annotations
 
-from tracecli.core.names import NameRegistry
+from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import map_values
-from tracecli.core.trace import Trace, collect_names, walk
+from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.rewrite import map_bsym, renamer
 
@@ -26,7 +28,9 @@ def _plan(trace: Trace) -> dict[str, str]:
     hinted: list[tuple[str, str]] = []  # (value name, variable), in definition order
     for bsym in trace.bsyms:
         outputs = {o.name for o in bsym.iter_outputs()}
-        hinted.extend((out, var) for out, var in bsym.name_hints if out in outputs)
+        # A variable may be named like something the generated code needs (`torch`,
+        # `inf`): the value gets the legal spelling the name registry would give it.
+        hinted.extend((out, sanitize(var)) for out, var in bsym.name_hints if out in outputs)
 
     final: dict[str, str] = {}
     claimed = set(fixed)
@@ -54,13 +58,13 @@ def _plan(trace: Trace) -> dict[str, str]:
         claimed.add(final[value])
 
     # Every other name stays unless a user name now needs it.
-    registry = NameRegistry(claimed | collect_names(trace.inputs, trace.bsyms))
-    for _, bsym in walk(trace.bsyms):
-        for out in bsym.iter_outputs():
-            if out.name in final or out.name in fixed:
-                continue
-            if out.name in claimed:
-                final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifb" else "t")
+    in_the_way = {n for n in trace.names if n in claimed and n not in final and n not in fixed}
+    if in_the_way:
+        registry = NameRegistry(claimed | trace.names)
+        for _, bsym in walk(trace.bsyms):  # in definition order, so the fresh names are deterministic
+            for out in bsym.iter_outputs():
+                if out.name in in_the_way and out.name not in final:
+                    final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifb" else "t")
     return {old: new for old, new in final.items() if old != new}
 
 
@@ -70,8 +74,8 @@ def rename(trace: Trace) -> PassResult:
     if not names:
         return PassResult(trace, False, {"renamed": 0})
     fn = renamer(names)
-    bsyms = tuple(map_bsym(b, fn, names) for b in trace.bsyms)
+    bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
     output = map_values(fn, trace.output)
-    new_names = frozenset(collect_names(trace.inputs, bsyms))
+    new_names = frozenset(names.get(n, n) for n in trace.names)
     renamed = trace.replace(bsyms=bsyms, output=output, names=new_names)
     return PassResult(renamed, True, {"renamed": len(names)}, dict(names))

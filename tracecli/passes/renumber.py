@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tracecli.core.names import GENERATED
 from tracecli.core.pytree import map_values
-from tracecli.core.trace import Trace, collect_names, walk
+from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.rewrite import map_bsym, renamer
 
@@ -40,7 +40,7 @@ def renumber(trace: Trace) -> PassResult:
     if not names:
         return PassResult(trace, False, {"renamed": 0})
     fn = renamer(names)
-    bsyms = tuple(map_bsym(b, fn, names) for b in trace.bsyms)
+    bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
     output = map_values(fn, trace.output)
-    result = trace.replace(bsyms=bsyms, output=output, names=frozenset(collect_names(trace.inputs, bsyms)))
+    result = trace.replace(bsyms=bsyms, output=output, names=frozenset(names.get(n, n) for n in trace.names))
     return PassResult(result, True, {"renamed": len(names)}, dict(names))

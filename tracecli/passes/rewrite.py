@@ -14,9 +14,16 @@ ValueMap = Callable[[TensorValue | NumberValue], TensorValue | NumberValue]
 def renamer(names: dict[str, str]) -> ValueMap:
     """A value map that renames values by name and leaves the rest alone."""
 
+    done: dict[str, object] = {}  # a value appears many times: make its renamed record once
+
     def rename(value):
         new = names.get(value.name)
-        return value if new is None else value.renamed(new)
+        if new is None:
+            return value
+        found = done.get(value.name)
+        if found is None:
+            found = done[value.name] = value.renamed(new)
+        return found
 
     return rename
 
@@ -27,10 +34,19 @@ def substituter(env: dict[str, TensorValue | NumberValue]) -> ValueMap:
 
 
 def touches(bsym: BoundSymbol, names: dict | set) -> bool:
-    """Whether any value this bound symbol (or its subsymbols) reads or writes is in `names`."""
-    if any(v.name in names for v in bsym.iter_args()) or any(v.name in names for v in bsym.iter_outputs()):
-        return True
-    return any(touches(s, names) for s in bsym.subsymbols)
+    """Whether this bound symbol reads or writes a value named in `names`.
+
+    Its subsymbols need no look: they read only its arguments and their own
+    intermediates, and `names` here are values visible at this bound symbol's level
+    (merged duplicates, overwritten values). Passes that rename intermediates too
+    (rename, renumber) map every bound symbol instead of asking."""
+    for value in bsym.arg_values():
+        if value.name in names:
+            return True
+    for value in bsym.output_values():
+        if value.name in names:
+            return True
+    return False
 
 
 def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -> BoundSymbol:
