@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.core.values import TensorValue
-from tracecli.ops import ltorch
+from tracecli.ops import ltorch, torch_map_indexing, torch_map_nn
 from tracecli.ops.ltorch._base import shape_arg
 from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import to_dtype
@@ -322,6 +322,11 @@ FUNCTIONS: dict[Callable, Callable] = {
     torch.layer_norm: _torch_layer_norm, torch.flatten: _flatten, torch.broadcast_to: _broadcast_to,
     **{getattr(torch, name): sym for name, sym in COMPARISON_ALIASES.items()},
 }
+
+# The op families kept in their own modules.
+for _family in (torch_map_nn, torch_map_indexing):
+    FUNCTIONS.update(_family.FUNCTIONS)
+    METHODS.update(_family.METHODS)
 
 # Property getters reach __torch_function__ as `Tensor.<name>.__get__`.
 PROPERTIES: dict[Callable, Callable] = {

@@ -1,9 +1,4 @@
-"""Primitive operations: each a hand-written meta rule plus a torch implementation.
-
-Prims are strict so that every conversion shows in a lowered trace: elementwise
-tensor operands must already share shape and dtype (ltorch inserts the broadcasts
-and conversions), and reductions keep their input's dtype.
-"""
+"""The core prims: elementwise, shapes, reductions, matmul, factories."""
 
 from __future__ import annotations
 
@@ -14,23 +9,11 @@ import torch
 
 from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
-from tracecli.core.symbol import Symbol, Tag
+from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.ops.prims.base import _prim, _tdt
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dims
-from tracecli.ops.torch_bridge import TO_TORCH, to_device
-
-ALL: dict[str, Symbol] = {}
-
-
-def _prim(name: str, meta, impl, tags=(), doc: str = "") -> Symbol:
-    sym = Symbol(name, "prims", impl=impl, meta=meta, tags=frozenset(tags), doc=doc)
-    ALL[name] = sym
-    return sym
-
-
-def _tdt(dtype: DType | torch.dtype) -> torch.dtype:
-    return TO_TORCH[dtype] if isinstance(dtype, DType) else dtype
-
+from tracecli.ops.torch_bridge import to_device
 
 # --- elementwise --------------------------------------------------------------
 

@@ -1,0 +1,214 @@
+"""Shared machinery of the op matrix: argument specs, cases, and the check every case
+goes through (trace, verify, no opaque calls, recorded types equal to what the
+implementations return, torch level and prims level against eager)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from tracecli.core.dtypes import DType
+from tracecli.core.pytree import map_values, tree_leaves
+from tracecli.core.trace import Trace, walk
+from tracecli.core.values import NumberValue, TensorValue
+from tracecli.core.verify import verify
+from tracecli.executors.codegen import compile_trace
+from tracecli.executors.compare import compare_outputs
+from tracecli.frontend.tracer import trace_callable
+from tracecli.ops.torch_bridge import TO_TORCH
+from tracecli.passes.lower import lower
+
+SEED = 1234
+
+DT = {
+    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
+    "i64": torch.int64, "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8,
+    "bool": torch.bool, "c64": torch.complex64,
+}
+FLOATS = ("f32", "f64", "f16", "bf16")
+SHAPES = ((), (5,), (3, 4), (2, 3, 4))
+
+
+# --- inputs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class T:
+    """A tensor argument: dtype short name, shape and value domain.
+
+    Domains: "any" (floats in [-3, 3), ints in [-5, 5]), "pos" (floats in [0.25, 3),
+    ints in [1, 5]), "nonzero" (as "pos" with random signs), "small" (ints in [0, 3]).
+    """
+
+    dtype: str
+    shape: tuple[int, ...] = ()
+    domain: str = "any"
+
+    def make(self, gen: torch.Generator) -> torch.Tensor:
+        dtype = DT[self.dtype]
+        if dtype == torch.bool:
+            return torch.rand(self.shape, generator=gen) < 0.5
+        if dtype.is_complex:
+            parts = torch.rand((2, *self.shape), generator=gen) * 6 - 3
+            return torch.complex(parts[0], parts[1]).to(dtype)
+        floating = dtype.is_floating_point
+        if self.domain == "small":
+            return torch.randint(0, 4, self.shape, generator=gen).to(dtype)
+        if self.domain in ("pos", "nonzero"):
+            mag = torch.rand(self.shape, generator=gen) * 2.75 + 0.25 if floating else torch.randint(
+                1, 6, self.shape, generator=gen
+            )
+            if self.domain == "nonzero":
+                mag = torch.where(torch.rand(self.shape, generator=gen) < 0.5, -mag, mag)
+            return mag.to(dtype)
+        if floating:
+            return (torch.rand(self.shape, generator=gen, dtype=torch.float64) * 6 - 3).to(dtype)
+        low = 0 if dtype == torch.uint8 else -5
+        return torch.randint(low, 6, self.shape, generator=gen).to(dtype)
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True)
+class L:
+    """A literal tensor argument, for values random inputs would rarely hit."""
+
+    values: tuple | float | int  # a number makes a zero-dim tensor
+    dtype: str
+
+    def make(self, gen: torch.Generator) -> torch.Tensor:
+        return torch.tensor(self.values, dtype=DT[self.dtype])
+
+    def __str__(self) -> str:
+        shown = list(self.values) if isinstance(self.values, tuple) else f"({self.values})"
+        return f"{self.dtype}{shown}"
+
+
+def _arg_id(arg) -> str:
+    if isinstance(arg, (T, L)):
+        return str(arg)
+    if isinstance(arg, bool):
+        return str(arg)
+    return f"{type(arg).__name__}{arg}"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    fn: Callable
+    args: tuple
+    symbols: tuple[str, ...]  # ltorch symbols the trace must record at the top level
+    random: bool = False
+    exact: bool = False  # bitwise equal to eager, not just within tolerance
+
+    def make_args(self) -> tuple:
+        gen = torch.Generator().manual_seed(SEED)
+        return tuple(a.make(gen) if isinstance(a, (T, L)) else a for a in self.args)
+
+
+def entry(fn: Callable) -> Callable:
+    """`fn` as a traceable entry: torch builtins have no Python signature, which the
+    tracer needs to bind the entry's arguments, so they are called from a function."""
+    try:
+        inspect.signature(fn)
+    except ValueError:
+        return lambda *args: fn(*args)
+    return fn
+
+
+def case_adder(cases: list[Case]) -> Callable[..., None]:
+    """`case(symbol, form, fn, *args)` adding to `cases`: one list per test module."""
+
+    def case(symbol: str | tuple[str, ...], form: str, fn: Callable, *args, random: bool = False,
+             exact: bool = False) -> None:
+        symbols = (symbol,) if isinstance(symbol, str) else symbol
+        label = ",".join(_arg_id(a) for a in args)
+        cases.append(Case(f"{symbols[0]}-{form}({label})", entry(fn), args, symbols, random, exact or random))
+
+    return case
+
+
+
+def _torch_constant(obj):
+    """A constant argument as the executors see it: IR dtypes become torch dtypes."""
+    if isinstance(obj, DType):
+        return TO_TORCH[obj]
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_torch_constant(o) for o in obj)
+    return obj
+
+
+def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
+    """Run the trace one bound symbol at a time: each recorded output type must be what
+    the symbol's implementation returns (a wrong meta rule can hide behind later ops)."""
+    env = {v.name: obj for v, obj in zip(trace.inputs, inputs, strict=True)}
+
+    def load(value):
+        return env[value.name]
+
+    torch.manual_seed(SEED)
+    for bsym in trace.bsyms:
+        args = _torch_constant(map_values(load, bsym.args))
+        kwargs = {k: _torch_constant(map_values(load, v)) for k, v in bsym.kwargs}
+        out = bsym.symbol.impl(*args, **kwargs)
+        for value, obj in zip(tree_leaves(bsym.output), tree_leaves(out), strict=True):
+            if isinstance(value, TensorValue):
+                got = (tuple(obj.shape), obj.dtype)
+                want = (value.shape, TO_TORCH[value.dtype])
+                assert got == want, f"{bsym.symbol.qualname} records {value.name} as {want}, its impl gives {got}"
+                env[value.name] = obj
+            elif isinstance(value, NumberValue):
+                env[value.name] = obj
+
+
+def _run(fn: Callable, args, random: bool):
+    if random:
+        torch.manual_seed(SEED)
+    with torch.no_grad():
+        return fn(*args)
+
+
+def assert_matches(level: str, trace: Trace, expected, actual, exact: bool) -> None:
+    names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
+    problems = [f"{c.name}: {c.problem} (max abs {c.max_abs_error}, max rel {c.max_rel_error})"
+                for c in compare_outputs(names, expected, actual) if not c.match]
+    assert not problems, f"{level} level disagrees with eager: " + "; ".join(problems)
+    if exact:
+        for e, a in zip(tree_leaves(expected), tree_leaves(actual), strict=True):
+            assert torch.equal(e, a), f"{level} level is not bitwise equal to eager: {a} vs {e}"
+
+
+
+def check_case(case: Case) -> None:
+    """Everything the op matrix asserts about one case."""
+    args = case.make_args()
+    # Most cases are lambdas: name the trace, since "<lambda>" is no Python identifier.
+    program = trace_callable(case.fn, args, name="fn")
+    trace = program.trace
+    verify(trace)
+
+    opaque = [b.symbol.qualname for _, b in walk(trace.bsyms) if b.symbol.namespace == "torch"]
+    assert not opaque, f"opaque calls: {opaque}"
+    recorded = {b.symbol.qualname for b in trace.bsyms}
+    for symbol in case.symbols:
+        assert f"ltorch.{symbol}" in recorded, f"ltorch.{symbol} not recorded; got {sorted(recorded)}"
+
+    lowered = lower(trace).trace
+    verify(lowered)
+    assert {b.symbol.namespace for b in lowered.bsyms} <= {"prims"}
+
+    # Trace outputs must say what eager returns, before any executor runs.
+    expected = _run(case.fn, args, case.random)
+    for value, e in zip(tree_leaves(trace.output), tree_leaves(expected), strict=True):
+        assert isinstance(value, TensorValue) and isinstance(e, torch.Tensor)
+        assert (value.shape, TO_TORCH[value.dtype]) == (tuple(e.shape), e.dtype), "traced output type differs"
+
+    _check_recorded_types(trace, program.inputs, case.random)
+    _check_recorded_types(lowered, program.inputs, case.random)
+    for level, t in (("ltorch", trace), ("prims", lowered)):
+        actual = _run(compile_trace(t), program.inputs, case.random)
+        assert_matches(level, t, expected, actual, exact=case.exact)

@@ -1,0 +1,1 @@
+"""Indexing and data-movement ltorch symbols: getitem, gather, split, stack, ..."""

@@ -1,0 +1,2 @@
+"""Neural-network ltorch symbols: embeddings, dropout, attention, normalisations,
+convolutions, pooling and losses."""

@@ -1,0 +1,1 @@
+"""Prims for neural-network ops (convolution, ...), declared with `base._prim`."""
