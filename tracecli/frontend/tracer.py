@@ -24,6 +24,7 @@ from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
@@ -315,7 +316,7 @@ def trace_callable(
 
     push_handler(tracer.on_symbol_call)
     try:
-        with _Mode(tracer), scopes, gc_paused():
+        with _Mode(tracer), scopes, tracing_overrides(), gc_paused():
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
         hints = tracer.hints.finish()

@@ -323,6 +323,21 @@ FUNCTIONS: dict[Callable, Callable] = {
     **{getattr(torch, name): sym for name, sym in COMPARISON_ALIASES.items()},
 }
 
+METHODS.update({
+    "__and__": ltorch.bitwise_and, "__rand__": ltorch.bitwise_and, "bitwise_and": ltorch.bitwise_and,
+    "__or__": ltorch.bitwise_or, "__ror__": ltorch.bitwise_or, "bitwise_or": ltorch.bitwise_or,
+    "__xor__": ltorch.bitwise_xor, "__rxor__": ltorch.bitwise_xor, "bitwise_xor": ltorch.bitwise_xor,
+    "__invert__": ltorch.bitwise_not, "bitwise_not": ltorch.bitwise_not,
+    "logical_and": ltorch.logical_and, "logical_or": ltorch.logical_or, "logical_not": ltorch.logical_not,
+    "all": ltorch.all, "any": ltorch.any, "diff": ltorch.diff,
+})
+FUNCTIONS.update({
+    torch.bitwise_and: ltorch.bitwise_and, torch.bitwise_or: ltorch.bitwise_or,
+    torch.bitwise_xor: ltorch.bitwise_xor, torch.bitwise_not: ltorch.bitwise_not,
+    torch.logical_and: ltorch.logical_and, torch.logical_or: ltorch.logical_or,
+    torch.logical_not: ltorch.logical_not, torch.all: ltorch.all, torch.any: ltorch.any, torch.diff: ltorch.diff,
+})
+
 # The op families kept in their own modules.
 for _family in (torch_map_nn, torch_map_indexing):
     FUNCTIONS.update(_family.FUNCTIONS)

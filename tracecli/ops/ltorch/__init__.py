@@ -6,11 +6,13 @@ package declares its symbols with `_base.symbol`.
 """
 
 from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
+    checks,
     conversions,
     elementwise,
     factories,
     indexing,
     linalg,
+    logical,
     nn,
     reductions,
     shapes,

@@ -9,7 +9,7 @@ package, so printed code (`prims.mul(x, y)`) resolves here. Each module of the
 package declares its prims with `base._prim`.
 """
 
-from tracecli.ops.prims import core, indexing, nn  # noqa: F401 - each declares its prims
+from tracecli.ops.prims import checks, core, indexing, nn  # noqa: F401 - each declares its prims
 from tracecli.ops.prims.base import ALL
 
 globals().update(ALL)

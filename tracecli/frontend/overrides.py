@@ -1,0 +1,41 @@
+"""What torch's Python-level helpers answer while a trace is being made.
+
+- `torch.compiler.is_compiling()` is True, as under torch.compile: libraries then take
+  their compiler-friendly paths (transformers builds attention masks without reading
+  tensor values) instead of data-dependent shortcuts a trace cannot follow.
+- `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
+  the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+from tracecli.frontend.proxy import TensorProxy
+from tracecli.ops import ltorch
+
+
+def _is_compiling() -> bool:
+    return True
+
+
+@contextmanager
+def tracing_overrides() -> Iterator[None]:
+    original_check_all = torch._check_tensor_all
+
+    def check_tensor_all(cond, message=None):
+        if isinstance(cond, TensorProxy):
+            ltorch.check_all(cond)
+        else:
+            original_check_all(cond, message)
+
+    saved = (torch.compiler.is_compiling, original_check_all)
+    torch.compiler.is_compiling = _is_compiling
+    torch._check_tensor_all = check_tensor_all
+    try:
+        yield
+    finally:
+        torch.compiler.is_compiling, torch._check_tensor_all = saved
