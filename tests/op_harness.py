@@ -145,7 +145,7 @@ def _torch_constant(obj):
 def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
     """Run the trace one bound symbol at a time: each recorded output type must be what
     the symbol's implementation returns (a wrong meta rule can hide behind later ops)."""
-    env = {v.name: obj for v, obj in zip(trace.inputs, inputs, strict=True)}
+    env = {v.name: obj for v, obj in zip(trace.inputs, _fresh(inputs), strict=True)}
 
     def load(value):
         return env[value.name]
@@ -165,11 +165,16 @@ def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
                 env[value.name] = obj
 
 
+def _fresh(args) -> tuple:
+    # In-place ops may write to their inputs: every run gets its own copies.
+    return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+
+
 def _run(fn: Callable, args, random: bool):
     if random:
         torch.manual_seed(SEED)
     with torch.no_grad():
-        return fn(*args)
+        return fn(*_fresh(args))
 
 
 def assert_matches(level: str, trace: Trace, expected, actual, exact: bool) -> None:

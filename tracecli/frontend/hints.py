@@ -115,6 +115,9 @@ class HintTracker:
     def note(self, frame: FrameType, output) -> None:
         found = store_target(frame)
         if found is None:
+            # The frame has moved on to a call whose result it does not store: whatever
+            # its previous call stored is in its variable now.
+            self._confirm(frame)
             return
         store_frame, names = found
         values = [v for v in iter_values(output) if isinstance(v, TensorValue)]
@@ -124,6 +127,15 @@ class HintTracker:
         pairs = [(v.name, var) for v, var in zip(values, names, strict=True) if var is not None]
         if pairs:
             self._pending[id(store_frame)] = (store_frame, pairs)
+
+    def rebound(self, frame: FrameType | None, value: TensorValue, proxy: object) -> None:
+        """An in-place op made `proxy` stand for `value`: it keeps the variable that holds it."""
+        if frame is None:
+            return
+        for var, held in frame.f_locals.items():
+            if held is proxy:
+                self.hints.setdefault(value.name, var)
+                return
 
     def _confirm(self, frame: FrameType) -> None:
         pending = self._pending.pop(id(frame), None)

@@ -19,11 +19,12 @@ from torch.overrides import TorchFunctionMode
 from tracecli.core.errors import TracingError, UserError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
-from tracecli.core.pytree import rebuild_tuple
+from tracecli.core.pytree import rebuild_tuple, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.mutation import MutationTracker, StaleRead
 from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
@@ -87,6 +88,7 @@ class _Tracer:
         self.proxies: dict[str, TensorProxy] = {}
         self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
         self.in_torch_call = 0
+        self.mutations = MutationTracker()
 
     # -- proxies and values ----------------------------------------------------
 
@@ -141,9 +143,32 @@ class _Tracer:
     def on_symbol_call(self, sym: Symbol, args: tuple, kwargs: dict):
         # Called by user code directly (a saved trace traced again): it holds proxies.
         if len(self.recorder.scopes) == 1 and not self.in_torch_call:
-            out = self._record(sym, self.to_values(args), self.to_values(kwargs))
+            vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
+            self._check_reads(vargs, vkwargs)
+            start = len(self.recorder.bsyms)
+            out = self._record(sym, vargs, vkwargs)
+            self._after_top_level(start)
             return self.to_proxies(out)
         return self._record(sym, args, kwargs)
+
+    def _check_reads(self, vargs, vkwargs) -> None:
+        try:
+            self.mutations.check_reads(values_in((vargs, vkwargs)))
+        except StaleRead as exc:
+            raise _error_at_user_line(str(exc)) from exc
+
+    def _after_top_level(self, start: int) -> None:
+        """Follow views and in-place writes among the bound symbols just recorded."""
+        for bsym in self.recorder.bsyms[start:]:
+            written = self.mutations.after(bsym)
+            if written is not None:
+                old, new = written
+                proxy = self.proxies.pop(old.name, None)
+                if proxy is not None:
+                    # The user's tensor object now stands for the new value.
+                    proxy.value = new
+                    self.proxies[new.name] = proxy
+                    self.hints.rebound(user_frame(sys._getframe(1)), new, proxy)
 
     def _record(self, sym: Symbol, args, kwargs):
         try:
@@ -162,7 +187,12 @@ class _Tracer:
                 f"Tensor.{name} needs the tensor's values, which tracing does not have "
                 "(data-dependent control flow or data access); compute this from shapes instead"
             )
+        if kind == "unsupported-inplace":
+            name = getattr(func, "__name__", str(func))
+            raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
         vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
+        self._check_reads(vargs, vkwargs)
+        start = len(self.recorder.bsyms)
         if kind == "ltorch":
             self.in_torch_call += 1
             try:
@@ -172,6 +202,7 @@ class _Tracer:
             finally:
                 self.in_torch_call -= 1
             if out is not OPAQUE:
+                self._after_top_level(start)
                 return self.to_proxies(out)
         if not _holds_tensor_values((vargs, vkwargs)):
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
@@ -181,7 +212,9 @@ class _Tracer:
             sym = opaque_symbol(func)
         except OpaqueCallError as exc:
             raise _error_at_user_line(str(exc)) from exc
-        return self.to_proxies(self._record(sym, vargs, vkwargs))
+        out = self._record(sym, vargs, vkwargs)
+        self._after_top_level(start)
+        return self.to_proxies(out)
 
 
 def _holds_tensor_values(obj) -> bool:
@@ -319,6 +352,7 @@ def trace_callable(
         with _Mode(tracer), scopes, tracing_overrides(), gc_paused():
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
+        tracer.mutations.check_reads(values_in(output))
         hints = tracer.hints.finish()
     finally:
         pop_handler()

@@ -276,7 +276,7 @@ METHODS: dict[str, Callable] = {
     "char": _to_dtype(dtypes.int8), "type": _type,
     "new_zeros": _new(ltorch.zeros), "new_ones": _new(ltorch.ones), "new_full": _new_full,
     # Values are immutable, so copies and layout changes are the value itself.
-    "contiguous": _identity, "clone": _identity, "detach": _identity,
+    "contiguous": _identity, "detach": _identity, "clone": ltorch.clone,
     "T": lambda self: ltorch.permute(self, tuple(reversed(range(self.ndim)))),
     "mT": lambda self: ltorch.transpose(self, -2, -1),
 }
@@ -323,6 +323,14 @@ FUNCTIONS: dict[Callable, Callable] = {
     **{getattr(torch, name): sym for name, sym in COMPARISON_ALIASES.items()},
 }
 
+def _inplace_div(self, other, *, rounding_mode=None):
+    return ltorch.div_(self, other) if rounding_mode is None else OPAQUE
+
+
+def _copy_(self, src, non_blocking=False):
+    return ltorch.copy_(self, src)
+
+
 METHODS.update({
     "__and__": ltorch.bitwise_and, "__rand__": ltorch.bitwise_and, "bitwise_and": ltorch.bitwise_and,
     "__or__": ltorch.bitwise_or, "__ror__": ltorch.bitwise_or, "bitwise_or": ltorch.bitwise_or,
@@ -330,12 +338,18 @@ METHODS.update({
     "__invert__": ltorch.bitwise_not, "bitwise_not": ltorch.bitwise_not,
     "logical_and": ltorch.logical_and, "logical_or": ltorch.logical_or, "logical_not": ltorch.logical_not,
     "all": ltorch.all, "any": ltorch.any, "diff": ltorch.diff,
+    # In place: the tracer rebinds the user's tensor to the op's new value.
+    "add_": ltorch.add_, "__iadd__": ltorch.add_, "sub_": ltorch.sub_, "__isub__": ltorch.sub_,
+    "mul_": ltorch.mul_, "__imul__": ltorch.mul_, "div_": _inplace_div, "__itruediv__": ltorch.div_,
+    "__idiv__": ltorch.div_, "copy_": _copy_, "fill_": ltorch.fill_, "zero_": ltorch.zero_,
+    "masked_fill_": ltorch.masked_fill_,
 })
 FUNCTIONS.update({
     torch.bitwise_and: ltorch.bitwise_and, torch.bitwise_or: ltorch.bitwise_or,
     torch.bitwise_xor: ltorch.bitwise_xor, torch.bitwise_not: ltorch.bitwise_not,
     torch.logical_and: ltorch.logical_and, torch.logical_or: ltorch.logical_or,
     torch.logical_not: ltorch.logical_not, torch.all: ltorch.all, torch.any: ltorch.any, torch.diff: ltorch.diff,
+    torch.clone: ltorch.clone,
 })
 
 # The op families kept in their own modules.
@@ -362,8 +376,8 @@ DATA_DEPENDENT = frozenset({
 
 
 def resolve(func: Callable) -> tuple[str, Callable | None]:
-    """Classify a torch callable: ('ltorch', adapter), ('metadata', None),
-    ('data', None) or ('opaque', None)."""
+    """Classify a torch callable: ('ltorch', adapter), ('metadata', None), ('data', None),
+    ('unsupported-inplace', None) or ('opaque', None)."""
     adapter = FUNCTIONS.get(func) or PROPERTIES.get(func)
     if adapter is not None:
         return "ltorch", adapter
@@ -378,6 +392,9 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
         adapter = METHODS.get(name)
         if adapter is not None:
             return "ltorch", adapter
+        if (name.endswith("_") and not name.startswith("__")) or name == "__setitem__":
+            # An opaque call would record a new value but leave the user's tensor as it was.
+            return "unsupported-inplace", None
     return "opaque", None
 
 

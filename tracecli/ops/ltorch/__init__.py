@@ -11,6 +11,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     elementwise,
     factories,
     indexing,
+    inplace,
     linalg,
     logical,
     nn,

@@ -337,3 +337,11 @@ def _device_put_meta(x: TensorValue, device: str) -> TensorType:
 device_put = _prim("device_put", _device_put_meta, lambda x, device: x.to(device))
 
 globals()["slice"] = slice_prim  # printed as prims.slice
+
+
+def _clone_meta(x: TensorValue) -> TensorType:
+    return x.type
+
+
+# A copy in new memory: what keeps an in-place write on the copy away from the original.
+clone = _prim("clone", _clone_meta, torch.clone)

@@ -1,0 +1,136 @@
+"""In-place ops: traced as new values, the user's tensor rebound, writes through views refused."""
+
+import pytest
+import torch
+
+from tests.op_harness import Case, T, case_adder, check_case
+from tracecli.core.errors import TracingError
+from tracecli.core.printing import format_trace
+from tracecli.core.symbol import Tag
+from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.tracer import trace_callable
+from tracecli.passes.pipeline import parse_passes, run_pipeline
+
+CASES: list[Case] = []
+case = case_adder(CASES)
+
+
+def _add_(x, y):
+    x = x.clone()
+    x.add_(y, alpha=2)
+    return x
+
+
+def _iops(x, y):
+    x = x.clone()
+    x += y
+    x -= 1
+    x *= y
+    x /= 2
+    return x
+
+
+def _sub_(x, y):
+    z = x.clone()
+    return z.sub_(y), x
+
+
+def _fills(x):
+    a, b, c = x.clone(), x.clone(), x.clone()
+    a.fill_(3.5)
+    b.zero_()
+    c.masked_fill_(c > 0, -1.0)
+    return a, b, c
+
+
+def _copy(x, y):
+    out = torch.zeros_like(x)
+    out.copy_(y)
+    return out
+
+
+def _mutate_input(x, y):
+    x.mul_(y)
+    return x + 1
+
+
+for dtype in ("f32", "f64", "f16"):
+    case(("clone", "add_"), "method", _add_, T(dtype, (3, 4)), T(dtype, (4,)))
+    case(("add_", "sub_", "mul_", "div_"), "operators", _iops, T(dtype, (2, 3)), T(dtype, (2, 3), "pos"))
+    case(("fill_", "zero_", "masked_fill_"), "fills", _fills, T(dtype, (2, 3)))
+case("sub_", "returns-self", _sub_, T("f32", (3,)), T("f32", (3,)))
+case("copy_", "broadcast-convert", _copy, T("f32", (2, 3)), T("i64", (3,)))
+case("add_", "int", lambda x: x.clone().add_(3), T("i64", (4,)))
+case("mul_", "input", _mutate_input, T("f32", (3,)), T("f32", (3,)))
+case("clone", "function", torch.clone, T("f32", (3,)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case: Case):
+    check_case(case)
+
+
+def test_inplace_ops_are_tagged_and_survive_every_pass():
+    trace = trace_callable(_iops, (torch.randn(2, 3), torch.rand(2, 3) + 0.5)).trace
+    inplace = [b for b in trace.bsyms if Tag.INPLACE in b.symbol.tags]
+    assert [b.symbol.name for b in inplace] == ["add_", "sub_", "mul_", "div_"]
+    final = run_pipeline(trace, parse_passes(["dce,cse,rename,renumber"]))[-1].trace
+    assert [b.symbol.name for b in final.bsyms if Tag.INPLACE in b.symbol.tags] == ["add_", "sub_", "mul_", "div_"]
+
+
+def test_the_variable_keeps_its_name_through_inplace_updates():
+    trace = trace_callable(_iops, (torch.randn(2, 3), torch.rand(2, 3) + 0.5)).trace
+    renamed = run_pipeline(trace, parse_passes(["rename"]))[-1].trace
+    assert [o.name for b in renamed.bsyms for o in b.iter_outputs()] == ["x_1", "x_2", "x_3", "x_4", "x_5"]
+
+
+def test_the_compiled_function_mutates_what_eager_mutates():
+    x, y = torch.ones(3), torch.full((3,), 2.0)
+    program = trace_callable(_mutate_input, (x.clone(), y))
+    mine = x.clone()
+    compile_trace(program.trace)(mine, y)
+    assert torch.equal(mine, torch.full((3,), 2.0)), "the input was written in place, as in eager"
+    copy = x.clone()
+    compile_trace(program.trace)(*program.inputs_for((copy, y), {}))
+    kept = x.clone()
+    program = trace_callable(_add_, (kept, y))
+    compile_trace(program.trace)(kept, y)
+    assert torch.equal(kept, torch.ones(3)), "a clone keeps the original untouched"
+
+
+def _write_through_view(x):
+    x = x.clone()
+    row = x.reshape(6)
+    row.add_(1)
+    return x * 2
+
+
+def _read_stale_view(x):
+    x = x.clone()
+    flat = x.reshape(6)
+    x.mul_(2)
+    return flat + 1
+
+
+@pytest.mark.parametrize("fn", [_write_through_view, _read_stale_view])
+def test_writes_through_views_are_refused_clearly(fn):
+    with pytest.raises(TracingError, match="shares memory with one modified in place at .*test_ops_inplace.py"):
+        trace_callable(fn, (torch.randn(2, 3),))
+
+
+def test_unmodelled_inplace_methods_are_refused():
+    with pytest.raises(TracingError, match=r"in-place Tensor.exponential_ is not traced yet"):
+        trace_callable(lambda x: x.clone().exponential_(), (torch.randn(3),))
+
+
+def test_inplace_then_reads_see_the_new_value():
+    def f(x):
+        x = x.clone()
+        before = x * 1
+        x.add_(10)
+        return before, x
+
+    trace = trace_callable(f, (torch.zeros(2),)).trace
+    text = format_trace(trace, depth=0)
+    out = compile_trace(trace)(torch.zeros(2))
+    assert torch.equal(out[0], torch.zeros(2)) and torch.equal(out[1], torch.full((2,), 10.0)), text

@@ -1,0 +1,111 @@
+"""In-place ops: `x.add_(y)`, `x += y`, `x.copy_(y)`, `x.masked_fill_(m, v)`, ...
+
+In the trace an in-place op is a new value (`t5 = ltorch.add_(x, y)`), tagged INPLACE
+so no pass drops, merges or moves it; the tracer then makes the user's tensor stand for
+the new value. Its decomposition is the functional result in the tensor's own dtype and
+shape (what the prims executor computes); the torch executor runs the real in-place
+method, so the memory effect happens too.
+"""
+
+# ruff: noqa: A002 - parameters keep torch's names
+
+from __future__ import annotations
+
+import torch
+
+from tracecli.core.symbol import Tag
+from tracecli.ops import prims
+from tracecli.ops.ltorch import elementwise
+from tracecli.ops.ltorch._base import broadcast_to, expect_tensor, symbol
+from tracecli.ops.promotion import ShapeError, result_type
+
+_KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
+
+
+def _into(self, result, op: str):
+    """`result` as the new contents of `self`: same shape, cast to self's dtype as torch
+    does, refusing what torch refuses (a float result into an int tensor)."""
+    if result.shape != self.shape:
+        raise ShapeError(f"{op}: the result's shape {list(result.shape)} does not match the tensor's {list(self.shape)}")
+    if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[self.dtype.kind]:
+        raise ShapeError(f"{op}: result type {result.dtype.name} can't be cast to the tensor's {self.dtype.name}")
+    # Always a new value, even when nothing converts: an in-place op is never the identity.
+    return prims.convert_element_type(result, self.dtype)
+
+
+def _check_castable(self, other, op: str) -> None:
+    dtype = result_type(self, other)
+    if _KIND_ORDER[dtype.kind] > _KIND_ORDER[self.dtype.kind]:
+        raise ShapeError(f"{op}: result type {dtype.name} can't be cast to the tensor's {self.dtype.name}")
+
+
+def _add_(self, other, *, alpha=1):
+    return self.add_(other, alpha=alpha)
+
+
+def _sub_(self, other, *, alpha=1):
+    return self.sub_(other, alpha=alpha)
+
+
+@symbol(_add_, tags=(Tag.INPLACE,), name="add_")
+def add_(self, other, *, alpha=1):
+    """in place: self += alpha * other"""
+    _check_castable(expect_tensor(self, "add_"), other, "add_")
+    return _into(self, elementwise.add.decomposition(self, other, alpha=alpha), "add_")
+
+
+@symbol(_sub_, tags=(Tag.INPLACE,), name="sub_")
+def sub_(self, other, *, alpha=1):
+    """in place: self -= alpha * other"""
+    _check_castable(expect_tensor(self, "sub_"), other, "sub_")
+    return _into(self, elementwise.sub.decomposition(self, other, alpha=alpha), "sub_")
+
+
+@symbol(torch.Tensor.mul_, tags=(Tag.INPLACE,), name="mul_")
+def mul_(self, other):
+    """in place: self *= other"""
+    _check_castable(expect_tensor(self, "mul_"), other, "mul_")
+    return _into(self, elementwise.mul.decomposition(self, other), "mul_")
+
+
+@symbol(torch.Tensor.div_, tags=(Tag.INPLACE,), name="div_")
+def div_(self, other):
+    """in place: self /= other"""
+    self = expect_tensor(self, "div_")
+    result = elementwise.true_divide.decomposition(self, other)
+    return _into(self, result, "div_")
+
+
+@symbol(torch.Tensor.copy_, tags=(Tag.INPLACE,), name="copy_")
+def copy_(self, src):
+    """in place: self = src, converted and broadcast to self"""
+    self, src = expect_tensor(self, "copy_"), expect_tensor(src, "copy_")
+    return prims.convert_element_type(broadcast_to(src, self.shape), self.dtype)
+
+
+@symbol(torch.Tensor.fill_, tags=(Tag.INPLACE,), name="fill_")
+def fill_(self, value):
+    """in place: every element = value"""
+    self = expect_tensor(self, "fill_")
+    return prims.full(self.shape, value, device=self.device, dtype=self.dtype)
+
+
+@symbol(torch.Tensor.zero_, tags=(Tag.INPLACE,), name="zero_")
+def zero_(self):
+    """in place: every element = 0"""
+    self = expect_tensor(self, "zero_")
+    return prims.full(self.shape, 0, device=self.device, dtype=self.dtype)
+
+
+@symbol(torch.Tensor.masked_fill_, tags=(Tag.INPLACE,), name="masked_fill_")
+def masked_fill_(self, mask, value):
+    """in place: self = value where mask"""
+    self = expect_tensor(self, "masked_fill_")
+    filled = elementwise.where.decomposition(mask, value, self)
+    return _into(self, broadcast_to(filled, self.shape) if filled.shape != self.shape else filled, "masked_fill_")
+
+
+@symbol(torch.clone)
+def clone(input, *, memory_format=None):
+    """a copy in new memory (kept in traces: in-place writes to it must not reach the original)"""
+    return prims.clone(expect_tensor(input, "clone"))
