@@ -35,11 +35,13 @@ def announce_entry(job: JobResult, color: opt.Color) -> None:
         )
 
 
-def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool) -> JobResult:
+def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool,
+              executor: str = "torch") -> JobResult:
     # With --format json stdout carries one JSON object: what the script prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
         return trace_script(
-            target, device=device, input_specs=inputs, seed=seed, execute=execute, steps=steps, check=verify
+            target, device=device, input_specs=inputs, seed=seed, execute=execute, steps=steps, check=verify,
+            executor=executor,
         )
 
 
@@ -55,14 +57,17 @@ def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: op
         print_trace(console, format_trace(call.final, depth))
         if call.report is not None:
             console.print()
-            print_report(console, call.report)
+            print_report(console, call.report, job.executor)
 
 
-def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug):
+def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
+             executor: str = "torch"):
     def work():
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
-        return build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run"), levels
+        job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
+                        executor=executor)
+        return job, levels
 
     job, levels = opt.guarded(debug, color, work)
     _emit(command, job, levels, fmt, color)
@@ -75,10 +80,10 @@ def run(
     target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False,
+    debug: opt.Debug = False, executor: opt.Executor = "torch",
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
-    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug)
+    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor)
 
 
 @app.command()

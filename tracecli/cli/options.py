@@ -48,6 +48,10 @@ Depth = Annotated[str, typer.Option("--depth", metavar="N|all", help="Subsymbol 
 FormatOpt = Annotated[Format, typer.Option("--format", help="text, or one JSON object on stdout.")]
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour output: auto (terminal only), always, never.")]
 Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs and for both runs.")]
+Executor = Annotated[
+    str, typer.Option("--executor", "-e", metavar="torch|prims",
+                      help="torch: run the trace as printed; prims: run it lowered to prims (checks the decompositions)."),
+]
 Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks for errors.")]
 
 

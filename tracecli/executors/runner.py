@@ -18,6 +18,7 @@ from tracecli.executors.compare import RunReport, check_against_eager
 from tracecli.frontend.inputs import call_sample_inputs, check_device, device_available, inputs_from_specs
 from tracecli.frontend.loader import Script, choose_entry, exception_at_user_line, load_script, run_main_blocks
 from tracecli.frontend.tracer import TracedProgram, trace_callable
+from tracecli.passes.lower import lower
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
 _ENTRY_SUFFIX = re.compile(r"^(?P<path>.+?):(?P<entry>[A-Za-z_][A-Za-z0-9_]*)$")
@@ -45,6 +46,7 @@ class JobResult:
     entry_reason: str
     device: str
     calls: list[TracedCall] = field(default_factory=list)
+    executor: str = "torch"
 
     @property
     def match(self) -> bool:
@@ -66,6 +68,18 @@ def require_device(device: str, command: str) -> None:
             + (" (torch.cuda.is_available() is False)" if device.startswith("cuda") else "")
             + f"; `tracecli {command}` needs it to execute. Use `tracecli trace` to see the trace without running it"
         )
+
+
+EXECUTORS = ("torch", "prims")
+
+
+def compile_for(trace: Trace, executor: str) -> Callable:
+    """The callable an executor runs: torch runs the trace as printed; prims runs it
+    lowered all the way, through the prims' own implementations (checking every
+    decomposition against eager)."""
+    if executor not in EXECUTORS:
+        raise UserError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
+    return compile_trace(lower(trace).trace if executor == "prims" else trace)
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
@@ -103,9 +117,11 @@ def _frames(exc: BaseException):
 
 def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
-    execute: bool = True, steps: list[Step] | None = None, check: bool = True,
+    execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
 ) -> JobResult:
     device = check_device(device)
+    if executor not in EXECUTORS:
+        raise UserError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
     path, entry_name = split_target(target)
     if execute:
         require_device(device, "run")
@@ -115,16 +131,16 @@ def trace_script(
     available = device_available(device)
     if isinstance(fn, torch.nn.Module) and available:
         fn.to(device)
-    result = JobResult(script, entry, reason, device)
+    result = JobResult(script, entry, reason, device, executor=executor)
     if main_mode:
         _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute,
-                          stamp=not available, steps=steps or [], check=check)
+                          stamp=not available, steps=steps or [], check=check, executor=executor)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if execute:
-        call.report = _execute(call, compile_trace(call.final), fn, args, kwargs, seed, device, script)
+        call.report = _execute(call, compile_for(call.final, executor), fn, args, kwargs, seed, device, script)
     result.calls.append(call)
     return result
 
@@ -170,7 +186,7 @@ class _TracingEntry:
 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
-                      execute: bool, stamp: bool, steps: list[Step], check: bool) -> None:
+                      execute: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
     compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram]] = {}
 
     def on_call(args, kwargs):
@@ -179,7 +195,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         if found is None:
             program = _trace_entry(script, entry, fn, args, kwargs, device, stamp)
             call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
-            compiled = compile_trace(call.final)
+            compiled = compile_for(call.final, executor)
             if execute:
                 state = torch.get_rng_state()
                 call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script)

@@ -299,15 +299,11 @@ def _bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
 
 def _argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
     """(values, objects) for the entry's arguments, flattened in signature order."""
-    bound = _bind(fn, args, kwargs)
     values: list = []
     objs: list = []
-    per_param = {}
-    for param, obj in bound.arguments.items():
-        param_values = _input_values(registry, param, obj, device)
-        _flat_inputs(param_values, obj, values, objs)
-        per_param[param] = param_values
-    return values, objs, bound, per_param
+    for param, obj in _bind(fn, args, kwargs).arguments.items():
+        _flat_inputs(_input_values(registry, param, obj, device), obj, values, objs)
+    return values, objs
 
 
 def _unique_module_tensors(module: torch.nn.Module) -> list:
@@ -325,13 +321,19 @@ def trace_callable(
     lived there (the device need not exist here)."""
     kwargs = kwargs or {}
     registry = NameRegistry()
-    input_values, input_objs, bound, per_param = _argument_inputs(registry, fn, args, kwargs, device)
+    input_values, input_objs = _argument_inputs(registry, fn, args, kwargs, device)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
     tracer = _Tracer(registry, device or "cpu", scopes)
-    proxied = {
-        param: _proxied_argument(tracer, values, bound.arguments[param]) for param, values in per_param.items()
+    # The entry is called exactly as the user's inputs would call it (defaults stay
+    # implicit: decorators that inject keyword arguments must still see them missing),
+    # with each input tensor replaced by its proxy.
+    proxy_for = {
+        id(obj): tracer.proxy(value)
+        for value, obj in zip(input_values, input_objs, strict=True)
+        if isinstance(value, TensorValue)
     }
-    call_args, call_kwargs = _rebind(bound, proxied)
+    call_args = tuple(_swap_tensors(a, proxy_for) for a in args)
+    call_kwargs = {k: _swap_tensors(v, proxy_for) for k, v in kwargs.items()}
 
     module_state: list[tuple[dict, str, object]] = []
     if isinstance(fn, torch.nn.Module):
@@ -379,30 +381,13 @@ def _with_hints(bsym, hints: dict[str, str]):
     return bsym.replace(name_hints=pairs) if pairs else bsym
 
 
-def _proxied_argument(tracer: _Tracer, values, obj):
-    if isinstance(values, TensorValue):
-        return tracer.proxy(values)
-    if isinstance(values, (tuple, list)):
-        items = [_proxied_argument(tracer, v, o) for v, o in zip(values, obj, strict=True)]
-        return tuple(items) if isinstance(values, tuple) else items
-    return obj  # numbers and other constants are passed as they are: the trace specialises on them
-
-
-def _rebind(bound: inspect.BoundArguments, proxied: dict) -> tuple[tuple, dict]:
-    args, kwargs = [], {}
-    for param in bound.signature.parameters.values():
-        if param.name not in proxied:
-            continue
-        value = proxied[param.name]
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            args.extend(value)
-        elif param.kind is inspect.Parameter.VAR_KEYWORD:
-            kwargs.update(value)
-        elif param.kind is inspect.Parameter.KEYWORD_ONLY:
-            kwargs[param.name] = value
-        else:
-            args.append(value)
-    return tuple(args), kwargs
+def _swap_tensors(obj, proxy_for: dict[int, TensorProxy]):
+    if isinstance(obj, torch.Tensor):
+        return proxy_for.get(id(obj), obj)
+    if isinstance(obj, (tuple, list)):
+        items = [_swap_tensors(o, proxy_for) for o in obj]
+        return tuple(items) if isinstance(obj, tuple) else items
+    return obj
 
 
 def _module_tensors(module: torch.nn.Module):

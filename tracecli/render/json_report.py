@@ -60,6 +60,7 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         "entry": job.entry,
         "entry_reason": job.entry_reason,
         "device": job.device,
+        "executor": job.executor,
         "calls": [],
     }
     for call in job.calls:

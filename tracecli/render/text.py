@@ -24,7 +24,7 @@ def _fmt_error(value: float | None) -> str:
     return "0" if value == 0 else f"{value:.3g}"
 
 
-def print_report(console: Console, report: RunReport) -> None:
+def print_report(console: Console, report: RunReport, executor: str = "torch") -> None:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for column in ("output", "shape", "dtype", "match", "max abs err", "max rel err"):
         table.add_column(column, justify="right" if column.startswith("max") else "left")
@@ -43,5 +43,6 @@ def print_report(console: Console, report: RunReport) -> None:
     else:
         verdict = f"{sum(not o.match for o in report.outputs)} of {n} outputs differ from eager"
     console.print(
-        f"eager {report.eager_ms:.3f} ms · compiled {report.compiled_ms:.3f} ms · {verdict}", markup=False
+        f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms · {verdict}",
+        markup=False,
     )
