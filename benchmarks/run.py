@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 import torch.fx
+from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds, time_once
@@ -192,7 +193,7 @@ def _verdict(ok: bool) -> str:
 
 
 def print_summary(tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow]) -> None:
-    print("4. Against the design targets")
+    print("5. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -259,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         print_execution(execution)
     passes = bench_passes([10_000, 100_000] if not args.quick else [1_000, 10_000], 3, clock)
     print_passes(passes)
+    print_models(bench_models(reps=1 if args.quick else 3))
     print_summary(tracing, execution, passes)
     return 0
 
