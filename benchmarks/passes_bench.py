@@ -81,7 +81,7 @@ def bench_passes(sizes: list[int], reps: int, clock: Clock) -> list[PassRow]:
                 gc.collect()
                 # As the pipeline runs a pass: with the cyclic collector paused.
                 with gc_paused():
-                    seconds, result = time_once(lambda name=name: REGISTRY[name].run(trace), clock)
+                    seconds, result = time_once(lambda name=name, trace=trace: REGISTRY[name].run(trace), clock)
                 samples.append(seconds * 1e3)
             work = sum(v for v in result.stats.values() if isinstance(v, int))
             rows.append(PassRow(name, n, statistics.median(samples), work))
