@@ -10,8 +10,9 @@ After:
 
 Arguments are compared after substitution, so chains of duplicates merge in one walk.
 RANDOM and SIDE_EFFECT symbols (and anything whose decomposition holds one) are never
-merged. The survivor inherits the merged values' name hints, so `rename` still gives it
-a user's name when any of them had one.
+merged, nor calls that read or produce a value an INPLACE call overwrites. The survivor
+inherits the merged values' name hints, so `rename` still gives it a user's name when
+any of them had one.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, collect_names
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.dce import has_effect
+from tracecli.passes.dce import has_effect, overwritten
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, substituter
+from tracecli.passes.rewrite import map_bsym, substituter, touches
 
 
 @register("cse", "merge pure bound symbols with the same symbol and arguments (never random ones)")
@@ -32,11 +33,14 @@ def cse(trace: Trace) -> PassResult:
     out: list[BoundSymbol] = []
     merged = 0
     replace = substituter(env)
+    # `sin(x)` before and after `x.mul_(2)` differ, and a value merged with one that is
+    # later overwritten would change too: leave everything touching those values alone.
+    mutated = overwritten(trace.bsyms)
     for bsym in trace.bsyms:
         if env:
             bsym = map_bsym(bsym, replace, env)
         outputs = list(bsym.iter_outputs())
-        if has_effect(bsym) or not outputs:
+        if has_effect(bsym) or not outputs or (mutated and touches(bsym, mutated)):
             out.append(bsym)
             continue
         key = call_key(bsym)

@@ -13,17 +13,19 @@ After:
 
 Inside subsymbols it also collapses duplicates: a pure subsymbol with the same symbol
 and arguments as an earlier one is replaced by it (the repeated `prims.shape` /
-`prims.eq` of symbolic-value traces). Bound symbols tagged CHECK, SIDE_EFFECT, RANDOM or
+`prims.eq` of symbolic-value traces); when the duplicate produces the parent's result,
+the earlier one takes over its name. Calls reading or producing a value that an INPLACE
+call overwrites are not duplicates. Bound symbols tagged CHECK, SIDE_EFFECT, RANDOM or
 INPLACE, or holding such a subsymbol, are never dropped.
 """
 
 from __future__ import annotations
 
-from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol
+from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, Tag
 from tracecli.core.trace import Trace, collect_names
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, substituter
+from tracecli.passes.rewrite import map_bsym, renamer, substituter, touches
 
 
 def has_effect(bsym: BoundSymbol) -> bool:
@@ -31,6 +33,20 @@ def has_effect(bsym: BoundSymbol) -> bool:
     if bsym.symbol.tags & EFFECT_TAGS:
         return True
     return any(has_effect(s) for s in bsym.subsymbols)
+
+
+def overwritten(bsyms) -> set[str]:
+    """Names an INPLACE call writes to, at any level. Two calls with equal keys that read
+    or produce such a value may see different data, and merging them would alias a value
+    with one that is later overwritten: neither dce nor cse may treat them as duplicates."""
+    names: set[str] = set()
+    stack = list(bsyms)  # order does not matter: a plain stack is cheaper than `walk`
+    while stack:
+        bsym = stack.pop()
+        if Tag.INPLACE in bsym.symbol.tags:
+            names.update(v.name for v in bsym.arg_values())
+        stack.extend(bsym.subsymbols)
+    return names
 
 
 class _Counts:
@@ -44,12 +60,14 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     seen: dict[tuple, BoundSymbol] = {}
     env: dict = {}
     out: list[BoundSymbol] = []
+    mutated = overwritten(subsymbols)
+    # first occurrence's output name -> the parent result a duplicate of it produced
+    takeover: dict[str, str] = {}
     for sub in subsymbols:
         if env:
             sub = map_bsym(sub, substituter(env), env)
         outputs = list(sub.iter_outputs())
-        # A duplicate that produces the parent's result keeps its name: the parent is defined by it.
-        if has_effect(sub) or not outputs or any(o.name in parent_outputs for o in outputs):
+        if has_effect(sub) or not outputs or (mutated and touches(sub, mutated)):
             out.append(sub)
             continue
         key = call_key(sub)
@@ -58,9 +76,22 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
             seen[key] = sub
             out.append(sub)
             continue
-        for dup, kept in zip(outputs, first.iter_outputs(), strict=True):
+        first_outputs = list(first.iter_outputs())
+        if any(o.name in parent_outputs for o in outputs):
+            # The parent is defined by this duplicate's names. Keeping it would leave the
+            # value computed twice (when the first occurrence is still read, e.g. by a
+            # check); instead the first occurrence takes over these names below. Two
+            # results of the parent that are equal both stay: each needs its own name.
+            if any(o.name in parent_outputs or o.name in takeover for o in first_outputs):
+                out.append(sub)
+                continue
+            takeover.update((kept.name, dup.name) for kept, dup in zip(first_outputs, outputs, strict=True))
+        for dup, kept in zip(outputs, first_outputs, strict=True):
             env[dup.name] = kept
         counts.collapsed += 1
+    if takeover:
+        rename = renamer(takeover)
+        out = [map_bsym(sub, rename, takeover) for sub in out]
     return out
 
 
