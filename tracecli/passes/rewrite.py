@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tracecli.core.pytree import iter_values, map_values
+from tracecli.core.pytree import map_values, values_in
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import NumberValue, TensorValue
 
@@ -57,12 +57,15 @@ def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -
     output = map_values(fn, bsym.output)
     hints = bsym.name_hints
     if hints:
-        renamed = {old.name: new.name for old, new in zip(bsym.iter_outputs(), iter_values(output), strict=True)}
-        hints = tuple((renamed.get(out, out), var) for out, var in hints)
-    return bsym.replace(
-        args=map_values(fn, bsym.args),
-        kwargs=tuple((k, map_values(fn, v)) for k, v in bsym.kwargs),
-        output=output,
-        subsymbols=tuple(map_bsym(s, fn, names) for s in bsym.subsymbols),
-        name_hints=hints,
+        renamed = {old.name: new.name for old, new in zip(values_in(bsym.output), values_in(output), strict=True)}
+        hints = tuple([(renamed.get(out, out), var) for out, var in hints])
+    kwargs = bsym.kwargs
+    if kwargs:
+        kwargs = tuple([(k, map_values(fn, v)) for k, v in kwargs])
+    subsymbols = bsym.subsymbols
+    if subsymbols:
+        subsymbols = tuple([map_bsym(s, fn, names) for s in subsymbols])
+    # Positional, in BoundSymbol's field order: this runs for every rewritten bound symbol.
+    return BoundSymbol(
+        bsym.symbol, map_values(fn, bsym.args), kwargs, output, subsymbols, bsym.source, hints, bsym.scope
     )
