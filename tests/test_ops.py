@@ -563,7 +563,7 @@ def test_case_ids_are_unique():
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 
 
-RANDOM_SYMBOLS = {"rand", "randn", "rand_like", "randn_like"}
+RANDOM_SYMBOLS = {"rand", "randn", "rand_like", "randn_like", "dropout"}
 
 
 @pytest.mark.parametrize("name", sorted(ltorch.ALL))
@@ -574,7 +574,7 @@ def test_random_tag(name):
 
 @pytest.mark.parametrize("name", sorted(prims.ALL))
 def test_random_tag_on_prims(name):
-    assert (Tag.RANDOM in prims.ALL[name].tags) == (name in {"uniform", "normal"})
+    assert (Tag.RANDOM in prims.ALL[name].tags) == (name in {"uniform", "normal", "bernoulli"})
 
 
 def test_random_draws_are_tagged_in_traces():

@@ -134,3 +134,15 @@ def test_inplace_then_reads_see_the_new_value():
     text = format_trace(trace, depth=0)
     out = compile_trace(trace)(torch.zeros(2))
     assert torch.equal(out[0], torch.zeros(2)) and torch.equal(out[1], torch.full((2,), 10.0)), text
+
+
+def test_indexing_with_tensors_copies_so_a_later_write_is_fine():
+    def f(x, idx):
+        x = x.clone()
+        picked = x[idx]
+        x.add_(1)
+        return picked + x.sum()
+
+    x, idx = torch.arange(6.0).reshape(2, 3), torch.tensor([1, 0])
+    program = trace_callable(f, (x, idx))
+    torch.testing.assert_close(compile_trace(program.trace)(*program.inputs), f(x, idx))

@@ -48,7 +48,13 @@ class MutationTracker:
         if not args:
             return None
         first = args[0]
-        if bsym.symbol.namespace == "ltorch" and bsym.symbol.name in VIEW_OPS:
+        # Indexing with tensors copies; a one-operand einsum may be a pure permutation (a view).
+        tensor_args = [a for a in args if isinstance(a, TensorValue)]
+        is_view = bsym.symbol.namespace == "ltorch" and (
+            (bsym.symbol.name in VIEW_OPS and len(tensor_args) == 1)
+            or (bsym.symbol.name == "einsum" and len(tensor_args) == 1)
+        )
+        if is_view:
             root = self._root.get(first.name, first.name)
             for out in bsym.output_values():
                 self._root[out.name] = root

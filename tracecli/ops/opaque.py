@@ -28,6 +28,10 @@ _RANDOM_NAMES = frozenset({
     "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "geometric_", "log_normal_",
 })
 
+# An adapter's answer for a form of a call it does not model: record the call as an
+# opaque symbol. It lives here, below every torch map, so family maps can use it too.
+OPAQUE = object()
+
 _cache: dict[Callable, Symbol] = {}
 
 

@@ -6,7 +6,10 @@ package declares its symbols with `_base.symbol`.
 """
 
 from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
+    attention,
     checks,
+    contractions,
+    conv,
     conversions,
     elementwise,
     factories,
@@ -14,8 +17,12 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     inplace,
     linalg,
     logical,
+    losses,
+    movement,
     nn,
+    pooling,
     reductions,
+    selection,
     shapes,
 )
 from tracecli.ops.ltorch._base import ALL

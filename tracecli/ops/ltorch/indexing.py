@@ -1,1 +1,251 @@
-"""Indexing and data-movement ltorch symbols: getitem, gather, split, stack, ..."""
+"""Indexing ltorch symbols: getitem (basic and integer-tensor indexing), index_select,
+gather, take_along_dim, masked_fill, narrow.
+
+Basic indexing (ints, slices, None, Ellipsis) becomes one `prims.slice` and one
+`prims.reshape`; integer index tensors then select with `prims.take`, after the
+negative indices are wrapped (the values are only known at run time).
+"""
+
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
+from __future__ import annotations
+
+import math
+import operator
+
+import torch
+
+from tracecli.core import dtypes
+from tracecli.core.values import TensorValue
+from tracecli.ops import prims
+from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
+from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
+
+_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+
+
+def slice_along(x: TensorValue, dim: int, start: int, stop: int, *, always: bool = False) -> TensorValue:
+    """x[start:stop] along `dim`; `x` itself when that is all of it, unless `always`
+    (a piece beside others must be a new value, never its own input)."""
+    if not always and start == 0 and stop == x.shape[dim]:
+        return x
+    starts = tuple(start if d == dim else 0 for d in range(x.ndim))
+    stops = tuple(stop if d == dim else n for d, n in enumerate(x.shape))
+    return prims.slice(x, starts, stops)
+
+
+def _mask_error(what: str) -> ShapeError:
+    return ShapeError(
+        f"indexing with a boolean mask ({what}) gives a shape that depends on the mask's values, which a trace "
+        "does not have; keep the shape with torch.where(mask, x, other) or x.masked_fill(~mask, value)"
+    )
+
+
+def _nested_ints(values, what: str) -> tuple[tuple[int, ...], list[int]]:
+    """(shape, flat values) of a nested list of ints used as an index."""
+    if not isinstance(values, (list, tuple)):
+        if isinstance(values, bool):
+            raise _mask_error(what)
+        if not isinstance(values, int):
+            raise ShapeError(f"an index list holds {type(values).__name__} {values!r}; only ints are supported")
+        return (), [values]
+    parts = [_nested_ints(v, what) for v in values]
+    shapes = {shape for shape, _ in parts}
+    if len(shapes) > 1:
+        raise ShapeError(f"an index list is ragged: {values!r}")
+    inner = shapes.pop() if shapes else ()
+    return (len(parts),) + inner, [v for _, flat in parts for v in flat]
+
+
+def _constant_index(values: list, device: str) -> TensorValue:
+    """A Python list index as an int64 tensor built from prims (a trace has no constants)."""
+    shape, flat = _nested_ints(values, "a list of bools")
+    if not flat:
+        return prims.full(shape, 0, device=device, dtype=dtypes.int64)
+    parts = [prims.full((1,), v, device=device, dtype=dtypes.int64) for v in flat]
+    out = parts[0] if len(parts) == 1 else prims.cat(parts, 0)
+    return prims.reshape(out, shape) if out.shape != shape else out
+
+
+def _check_index_tensor(index: TensorValue) -> None:
+    if index.dtype in (dtypes.bool8, dtypes.uint8):
+        raise _mask_error(f"a {index.dtype.name} tensor")
+    if index.dtype.kind != "int":
+        raise ShapeError(f"tensors used as indices must be integer or bool tensors, got {index.dtype.name}")
+
+
+def _expand_key(x: TensorValue, key) -> list:
+    """The key's items with the Ellipsis expanded and trailing dimensions made explicit."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
+    if len(ellipses) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if consumed > x.ndim:
+        raise ShapeError(f"too many indices for a tensor of dimension {x.ndim}")
+    fill = [slice(None)] * (x.ndim - consumed)
+    if ellipses:
+        items[ellipses[0] : ellipses[0] + 1] = fill
+    else:
+        items += fill
+    return items
+
+
+def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
+    """Apply ints, slices and None; return the view and (view position, index tensor)
+    for each advanced index, whose dimensions the view keeps whole."""
+    bounds: list[tuple[int, int, int]] = []  # (start, stop, step) per dimension of x
+    view_shape: list[int] = []
+    advanced: list[tuple[int, TensorValue]] = []
+    dim = 0
+    for item in items:
+        if item is None:
+            view_shape.append(1)
+            continue
+        size = x.shape[dim]
+        if isinstance(item, int):
+            i = item + size if item < 0 else item
+            if not 0 <= i < size:
+                raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+            bounds.append((i, i + 1, 1))
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
+            start, stop, _ = slice(item.start, item.stop, step).indices(size)
+            stop = max(start, stop)
+            bounds.append((start, stop, step))
+            view_shape.append(len(range(start, stop, step)))
+        else:
+            index = _constant_index(item, x.device) if isinstance(item, list) else expect_tensor(item, "indexing")
+            _check_index_tensor(index)
+            bounds.append((0, size, 1))
+            advanced.append((len(view_shape), index))
+            view_shape.append(size)
+        dim += 1
+    out = x
+    if bounds != [(0, n, 1) for n in x.shape]:
+        starts, stops, steps = (tuple(part) for part in zip(*bounds, strict=True))
+        strided = any(s != 1 for s in steps)
+        out = prims.slice(x, starts, stops, steps) if strided else prims.slice(x, starts, stops)
+    if out.shape != tuple(view_shape):
+        out = prims.reshape(out, tuple(view_shape))
+    return out, advanced
+
+
+def _wrapped(index: TensorValue, size: int, shape: tuple[int, ...]) -> TensorValue:
+    """`index` as int64 in [0, size) where it was in [-size, 0), broadcast to `shape`."""
+    index = convert(index, dtypes.int64)
+    index = prims.where(prims.lt(index, 0), prims.add(index, size), index)
+    return broadcast_to(index, shape)
+
+
+def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]]) -> TensorValue:
+    positions = [p for p, _ in advanced]
+    sizes = [view.shape[p] for p in positions]
+    shape = broadcast_shapes(*(index.shape for _, index in advanced))
+    indices = [_wrapped(index, size, shape) for (_, index), size in zip(advanced, sizes, strict=True)]
+    k = len(positions)
+    if positions != list(range(positions[0], positions[0] + k)):
+        # Advanced indices apart from each other put their result first (torch and numpy agree).
+        rest = [d for d in range(view.ndim) if d not in positions]
+        view = prims.transpose(view, tuple(positions + rest))
+        positions = list(range(k))
+    first = positions[0]
+    linear = indices[-1]
+    if k > 1:
+        # One index into the indexed dimensions merged into one, in row-major order.
+        stride = sizes[-1]
+        for index, size in zip(reversed(indices[:-1]), reversed(sizes[:-1]), strict=True):
+            linear = prims.add(prims.mul(index, stride), linear)
+            stride *= size
+        view = prims.reshape(view, view.shape[:first] + (math.prod(sizes),) + view.shape[first + k :])
+    return prims.take(view, linear, first)
+
+
+@symbol(operator.getitem)
+def getitem(input, key):
+    """input[key] with ints, slices, None, Ellipsis and integer index tensors"""
+    input = expect_tensor(input, "indexing")
+    view, advanced = _basic_index(input, _expand_key(input, key))
+    return _advanced_index(view, advanced) if advanced else view
+
+
+@symbol(torch.index_select)
+def index_select(input, dim, index):
+    """the slices of input at a vector of indices along dim"""
+    input, index = expect_tensor(input, "index_select"), expect_tensor(index, "index_select")
+    if index.dtype not in _INDEX_DTYPES or index.ndim > 1:
+        got = f"{index.dtype.name}{list(index.shape)}"
+        raise ShapeError(f"index_select needs a vector of int32 or int64 indices, got {got}")
+    if input.ndim == 0:
+        # torch reads a zero-dim input as one element and gives one back.
+        if index.numel != 1:
+            raise ShapeError("index_select of a zero-dim tensor takes exactly one index")
+        one = prims.take(prims.reshape(input, (1,)), prims.reshape(index, (1,)), 0)
+        return prims.reshape(one, ())
+    d = canonical_dim(dim, input.ndim)
+    return prims.take(input, prims.reshape(index, (1,)) if index.ndim == 0 else index, d)
+
+
+@symbol(torch.gather)
+def gather(input, dim, index, *, sparse_grad=False):
+    """out[i][j] = input[index[i][j]][j] (for dim 0), shaped like index"""
+    input, index = expect_tensor(input, "gather"), expect_tensor(index, "gather")
+    if index.dtype not in _INDEX_DTYPES:
+        raise ShapeError(f"gather needs an int32 or int64 index, got {index.dtype.name}")
+    return prims.gather(input, index, canonical_dim(dim, input.ndim))
+
+
+@symbol(torch.take_along_dim)
+def take_along_dim(input, indices, dim=None):
+    """gather with input and indices broadcast against each other (flattened without dim)"""
+    input, indices = expect_tensor(input, "take_along_dim"), expect_tensor(indices, "take_along_dim")
+    if indices.dtype != dtypes.int64:
+        raise ShapeError(f"take_along_dim needs int64 indices, got {indices.dtype.name}")
+    if dim is None:
+        flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
+        flat_indices = prims.reshape(indices, (indices.numel,)) if indices.ndim != 1 else indices
+        return prims.gather(flat, flat_indices, 0)
+    if input.ndim != indices.ndim:
+        raise ShapeError(
+            f"take_along_dim: input and indices need the same number of dimensions, got {input.ndim} and {indices.ndim}"
+        )
+    d = canonical_dim(dim, input.ndim)
+    others = broadcast_shapes(input.shape[:d] + input.shape[d + 1 :], indices.shape[:d] + indices.shape[d + 1 :])
+    input = broadcast_to(input, others[:d] + input.shape[d : d + 1] + others[d:])
+    indices = broadcast_to(indices, others[:d] + indices.shape[d : d + 1] + others[d:])
+    return prims.gather(input, indices, d)
+
+
+@symbol(torch.masked_fill)
+def masked_fill(input, mask, value):
+    """value where mask is true, input elsewhere (input's dtype; shapes broadcast)"""
+    input, mask = expect_tensor(input, "masked_fill"), expect_tensor(mask, "masked_fill")
+    if mask.dtype != dtypes.bool8:
+        raise ShapeError(f"masked_fill needs a bool mask, got {mask.dtype.name}")
+    if is_tensor(value) and value.ndim:
+        raise ShapeError(f"masked_fill takes a number or a zero-dim tensor as value, got shape {list(value.shape)}")
+    if not is_tensor(value):
+        if isinstance(value, complex) and not input.dtype.is_complex:
+            raise ShapeError(f"masked_fill cannot put a complex value into a {input.dtype.name} tensor")
+        if input.dtype.kind == "int" and isinstance(value, float) and not math.isfinite(value):
+            raise ShapeError(f"masked_fill cannot put {value} into a {input.dtype.name} tensor")
+    shape = broadcast_shapes(input.shape, mask.shape)
+    value = broadcast_to(convert(value, input.dtype), shape)
+    return prims.where(broadcast_to(mask, shape), value, broadcast_to(input, shape))
+
+
+@symbol(torch.narrow)
+def narrow(input, dim, start, length):
+    """input[start:start + length] along dim (start may be negative)"""
+    input = expect_tensor(input, "narrow")
+    if input.ndim == 0:
+        raise ShapeError("narrow() cannot be applied to a zero-dim tensor")
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d]
+    begin = start + size if start < 0 else start
+    if not (0 <= begin <= size and 0 <= length <= size - begin):
+        raise ShapeError(f"narrow: start {start} and length {length} exceed dimension {d} of size {size}")
+    return slice_along(input, d, begin, begin + length)

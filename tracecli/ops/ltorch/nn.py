@@ -1,2 +1,208 @@
-"""Neural-network ltorch symbols: embeddings, dropout, attention, normalisations,
-convolutions, pooling and losses."""
+"""Neural-network ltorch symbols: embedding, dropout and the normalisations (rms_norm,
+batch_norm, group_norm). Attention, convolution and padding, pooling and losses live in
+their own modules."""
+
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
+from __future__ import annotations
+
+import math
+
+import torch.nn.functional as F
+
+from tracecli.core import dtypes
+from tracecli.core.symbol import Tag
+from tracecli.ops import prims
+from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, keepdim_broadcast, symbol
+from tracecli.ops.promotion import ShapeError
+
+# float32's epsilon is what torch's rms_norm defaults to for float32 and the half types
+# (it computes those in float32); float64 uses its own.
+_EPSILON = {dtypes.float32: 1.1920928955078125e-07, dtypes.float64: 2.220446049250313e-16}
+
+
+def expect_float(x, op: str):
+    x = expect_tensor(x, op)
+    if not x.dtype.is_float:
+        raise ShapeError(f"{op} needs a real floating point tensor, got {x.dtype.name}")
+    return x
+
+
+def expect_params(input, op: str, *params) -> None:
+    """torch's CPU normalisation kernels take parameters in the input's dtype, or float32
+    beside a half-precision input (they compute in float32); anything else is its error."""
+    allowed = {input.dtype, compute_dtype(input.dtype)}
+    for p in params:
+        if p is not None and expect_tensor(p, op).dtype not in allowed:
+            raise ShapeError(
+                f"{op}: a {input.dtype.name} input takes parameters in "
+                f"{' or '.join(sorted(d.name for d in allowed))}, got {p.dtype.name}"
+            )
+
+
+def along(x, like, dim: int):
+    """A 1-D `x` broadcast along dimension `dim` of `like`'s shape."""
+    return prims.broadcast_in_dim(x, like.shape, (dim,))
+
+
+# --- embedding --------------------------------------------------------------------------
+
+
+@symbol(F.embedding)
+def embedding(input, weight, padding_idx=None):
+    """rows of weight picked by the indices in input (padding_idx only matters to gradients)"""
+    input, weight = expect_tensor(input, "embedding"), expect_tensor(weight, "embedding")
+    if input.dtype not in (dtypes.int32, dtypes.int64):
+        raise ShapeError(f"embedding indices must be int32 or int64, got {input.dtype.name}")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding expects a 2-D weight, got {list(weight.shape)}")
+    if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
+        raise ShapeError(f"padding_idx {padding_idx} is out of range for {weight.shape[0]} embeddings")
+    return prims.take_rows(weight, input)
+
+
+# --- dropout ------------------------------------------------------------------------------
+
+
+def check_probability(p, op: str) -> float:
+    if not 0.0 <= p <= 1.0:
+        raise ShapeError(f"{op} probability has to be between 0 and 1, but got {p}")
+    return float(p)
+
+
+@symbol(F.dropout, tags=(Tag.RANDOM,))
+def dropout(input, p=0.5, training=True):
+    """input * bernoulli(1 - p) / (1 - p) in training; the identity otherwise"""
+    input = expect_float(input, "dropout")
+    p = check_probability(p, "dropout")
+    if not training or p == 0.0 or input.numel == 0:
+        return input  # records nothing, as eager returns its input
+    if p == 1.0:
+        return prims.mul(input, 0.0)  # eager multiplies by zero: NaN stays NaN
+    # Eager's CPU kernel: a Bernoulli mask in the input's dtype, divided by 1 - p, times
+    # the input; the same RNG stream, so the same mask for contiguous inputs.
+    keep = 1.0 - p
+    mask = prims.bernoulli(input.shape, keep, device=input.device, dtype=input.dtype)
+    return prims.mul(input, prims.div(mask, keep))
+
+
+# --- normalisations ----------------------------------------------------------------------
+
+
+def _normalized_dims(input, normalized_shape, op: str) -> tuple[int, ...]:
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise ShapeError(f"{op}: normalized_shape must be a tuple of ints, got {normalized_shape!r}")
+    shape = tuple(normalized_shape)
+    n = len(shape)
+    if n == 0 or n > input.ndim or input.shape[input.ndim - n :] != shape:
+        raise ShapeError(
+            f"{op}: normalized_shape {list(shape)} does not match the input's trailing dimensions {list(input.shape)}"
+        )
+    return tuple(range(input.ndim - n, input.ndim))
+
+
+@symbol(F.rms_norm)
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x²) + eps) * weight over the trailing normalized_shape"""
+    input = expect_float(input, "rms_norm")
+    dims = _normalized_dims(input, normalized_shape, "rms_norm")
+    wide = compute_dtype(input.dtype)
+    eps = _EPSILON[wide] if eps is None else float(eps)
+    x = convert(input, wide)
+    count = float(math.prod(input.shape[d] for d in dims))
+    mean_square = prims.div(prims.sum(prims.mul(x, x), dims), count)
+    out = prims.mul(x, keepdim_broadcast(prims.rsqrt(prims.add(mean_square, eps)), x, dims))
+    if weight is not None:
+        weight = expect_tensor(weight, "rms_norm")
+        if weight.shape != tuple(input.shape[d] for d in dims):
+            raise ShapeError(f"rms_norm: weight {list(weight.shape)} does not match the normalized shape")
+        # torch applies the weight in the compute dtype and rounds once, whatever the
+        # weight's own dtype: the result keeps the input's dtype.
+        out = prims.mul(out, prims.broadcast_in_dim(convert(weight, wide), input.shape, dims))
+    return convert(out, input.dtype)
+
+
+def _affine_transform(x, mean, invstd, weight, bias, channel_dim: int):
+    """x * alpha + beta per channel, with alpha = invstd * weight and beta = bias - mean * alpha:
+    the linear form torch's CPU batch norm kernel applies. `mean`/`invstd` are either per
+    channel (1-D) or already broadcast to x's shape."""
+    wide = x.dtype
+    alpha = invstd if weight is None else prims.mul(invstd, _per_channel(convert(weight, wide), invstd, channel_dim))
+    shift = prims.mul(mean, alpha)
+    beta = prims.neg(shift) if bias is None else prims.sub(_per_channel(convert(bias, wide), shift, channel_dim), shift)
+    if alpha.ndim == 1:
+        alpha, beta = along(alpha, x, channel_dim), along(beta, x, channel_dim)
+    return prims.add(prims.mul(x, alpha), beta)
+
+
+def _per_channel(param, like, channel_dim: int):
+    return param if like.ndim == 1 else along(param, like, channel_dim)
+
+
+@symbol(F.batch_norm)
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+    """per-channel (x - mean) / sqrt(var + eps) * weight + bias; running statistics, or the batch's in training
+
+    Training with running statistics is refused: it updates them in place."""
+    input = expect_float(input, "batch_norm")
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm expects an input with a channel dimension, got {list(input.shape)}")
+    channels = input.shape[1]
+    params = (running_mean, running_var, weight, bias)
+    expect_params(input, "batch_norm", *params)
+    for p in params:
+        if p is not None and p.shape != (channels,):
+            raise ShapeError(f"batch_norm: parameters must have shape [{channels}], got {list(p.shape)}")
+    wide = compute_dtype(input.dtype)
+    x = convert(input, wide)
+    if training:
+        if running_mean is not None or running_var is not None:
+            raise ShapeError(
+                "batch_norm in training mode updates running_mean and running_var in place, which is not "
+                "traced; call .eval() on the model, or use track_running_stats=False"
+            )
+        dims = (0,) + tuple(range(2, input.ndim))
+        count = math.prod(input.shape[d] for d in dims)
+        if count <= 1:
+            raise ShapeError(f"batch_norm expects more than 1 value per channel when training, got {list(input.shape)}")
+        mean = prims.div(prims.sum(x, dims), float(count))
+        invstd = prims.reciprocal(prims.sqrt(prims.add(prims.var(x, dims, 0.0), float(eps))))
+        # The kernel keeps the batch statistics in the parameters' dtype: the input's,
+        # unless float32 parameters accompany a half-precision input.
+        stats = wide if any(p is not None and p.dtype != input.dtype for p in (weight, bias)) else input.dtype
+        mean, invstd = (convert(convert(s, stats), wide) for s in (mean, invstd))
+    else:
+        if running_mean is None or running_var is None:
+            raise ShapeError("batch_norm outside training needs running_mean and running_var")
+        mean = convert(running_mean, wide)
+        invstd = prims.reciprocal(prims.sqrt(prims.add(convert(running_var, wide), float(eps))))
+    return convert(_affine_transform(x, mean, invstd, weight, bias, 1), input.dtype)
+
+
+@symbol(F.group_norm)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """normalise each group of channels by its own mean and variance, then weight + bias per channel"""
+    input = expect_float(input, "group_norm")
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm expects an input with a channel dimension, got {list(input.shape)}")
+    batch, channels = input.shape[:2]
+    if num_groups < 1 or channels % num_groups:
+        raise ShapeError(f"group_norm: {channels} channels cannot be split into {num_groups} groups")
+    expect_params(input, "group_norm", weight, bias)
+    for p in (weight, bias):
+        if p is not None and p.shape != (channels,):
+            raise ShapeError(f"group_norm: weight and bias must have shape [{channels}], got {list(p.shape)}")
+    wide = compute_dtype(input.dtype)
+    x = convert(input, wide)
+    grouped = prims.reshape(x, (batch, num_groups, x.numel // max(batch * num_groups, 1)))
+    count = float(grouped.shape[2])
+    mean = prims.div(prims.sum(grouped, (2,)), count)
+    invstd = prims.rsqrt(prims.add(prims.var(grouped, (2,), 0.0), float(eps)))
+    # Statistics per (sample, group), spread over each group's channels and positions.
+    per_group = channels // num_groups
+    stats_shape = (batch, num_groups, per_group) + input.shape[2:]
+    mean, invstd = (
+        prims.reshape(prims.broadcast_in_dim(s, stats_shape, (0, 1)), input.shape) for s in (mean, invstd)
+    )
+    return convert(_affine_transform(x, mean, invstd, weight, bias, 1), input.dtype)

@@ -1,1 +1,138 @@
-"""Prims for neural-network ops (convolution, ...), declared with `base._prim`."""
+"""Prims for neural-network ops (convolution, constant padding, row lookup, Bernoulli
+sampling), declared with `base._prim`."""
+
+from __future__ import annotations
+
+import torch
+
+from tracecli.core import dtypes
+from tracecli.core.dtypes import DType
+from tracecli.core.symbol import Tag
+from tracecli.core.values import TensorType, TensorValue
+from tracecli.ops.prims.base import _prim, _tdt
+from tracecli.ops.promotion import ShapeError
+
+# --- convolution ----------------------------------------------------------------------
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """torch's output length of a convolution over one spatial dimension (0 or less: the
+    padded input is shorter than the dilated kernel)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _convolution_meta(x, weight, bias, stride, padding, dilation, groups) -> TensorType:
+    if not isinstance(x, TensorValue) or not isinstance(weight, TensorValue):
+        raise ShapeError("prims.convolution needs input and weight tensors")
+    n = weight.ndim - 2
+    if n < 1 or x.ndim != n + 2:
+        raise ShapeError(
+            f"prims.convolution needs a batched input with {n} spatial dimensions and a weight of rank "
+            f"{n + 2}, got {list(x.shape)} and {list(weight.shape)}"
+        )
+    operands = [x, weight] + ([bias] if bias is not None else [])
+    if any(t.dtype != x.dtype or t.device != x.device for t in operands):
+        raise ShapeError("prims.convolution operands must share dtype and device")
+    if not x.dtype.is_float:
+        raise ShapeError(f"prims.convolution needs floating point operands, got {x.dtype.name}")
+    if not all(len(p) == n for p in (stride, padding, dilation)):
+        raise ShapeError(f"prims.convolution needs stride, padding and dilation for each of {n} dimensions")
+    if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or groups < 1:
+        raise ShapeError("convolution: stride, dilation and groups must be positive, padding non-negative")
+    out_channels, in_per_group = weight.shape[:2]
+    if x.shape[1] != in_per_group * groups or out_channels % groups:
+        raise ShapeError(
+            f"convolution: weight {list(weight.shape)} with groups={groups} expects {in_per_group * groups} "
+            f"input channels (and output channels divisible by groups), got input {list(x.shape)}"
+        )
+    if bias is not None and bias.shape != (out_channels,):
+        raise ShapeError(f"convolution: bias must have shape [{out_channels}], got {list(bias.shape)}")
+    spatial = tuple(
+        conv_output_size(size, k, s, p, d)
+        for size, k, s, p, d in zip(x.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True)
+    )
+    if min(spatial) < 1:
+        raise ShapeError(
+            f"convolution: the kernel {list(weight.shape[2:])} (dilation {list(dilation)}) is larger than "
+            f"the padded input {[s + 2 * p for s, p in zip(x.shape[2:], padding, strict=True)]}"
+        )
+    return TensorType((x.shape[0], out_channels) + spatial, x.dtype, x.device)
+
+
+def _convolution(x, weight, bias, stride, padding, dilation, groups):
+    # The kernel F.conv1d/2d/3d reach: same results bit for bit.
+    return torch.convolution(
+        x, weight, bias, list(stride), list(padding), list(dilation), False, [0] * len(stride), groups
+    )
+
+
+convolution = _prim(
+    "convolution", _convolution_meta, _convolution,
+    doc="N-d convolution of a batched input: explicit per-dimension stride, padding and dilation",
+)
+
+# --- constant padding -----------------------------------------------------------------
+
+
+def _pad_meta(x: TensorValue, value, padding) -> TensorType:
+    padding = tuple(tuple(p) for p in padding)
+    if len(padding) != x.ndim or any(len(p) != 2 for p in padding):
+        raise ShapeError(f"prims.pad needs one (low, high) pair per dimension of {list(x.shape)}")
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        raise ShapeError("prims.pad only adds elements: crop with prims.slice")
+    return TensorType(tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, padding, strict=True)), x.dtype, x.device)
+
+
+def _pad(x, value, padding):
+    flat = [amount for lo_hi in reversed(padding) for amount in lo_hi]  # torch lists the last dim first
+    return torch.constant_pad_nd(x, flat, value)
+
+
+pad = _prim("pad", _pad_meta, _pad, doc="x surrounded by `value`: (low, high) amounts per dimension")
+
+# --- row lookup (embedding) ---------------------------------------------------------------
+
+
+def _take_rows_meta(table: TensorValue, indices: TensorValue) -> TensorType:
+    if indices.dtype not in (dtypes.int32, dtypes.int64):
+        raise ShapeError(f"prims.take_rows needs int32 or int64 indices, got {indices.dtype.name}")
+    if table.ndim < 1:
+        raise ShapeError("prims.take_rows needs a table with at least one dimension")
+    if table.device != indices.device:
+        raise ShapeError("prims.take_rows operands must be on the same device")
+    return TensorType(indices.shape + table.shape[1:], table.dtype, table.device)
+
+
+def _take_rows(table, indices):
+    # What F.embedding does: index_select on the flattened indices. Out-of-range
+    # indices are torch's error at run time, as in eager.
+    rows = torch.index_select(table, 0, indices.reshape(-1))
+    return rows.reshape(tuple(indices.shape) + tuple(table.shape[1:]))
+
+
+take_rows = _prim(
+    "take_rows", _take_rows_meta, _take_rows,
+    doc="table[indices] along dimension 0: the rows an embedding looks up (result: indices.shape + row shape)",
+)
+
+# --- Bernoulli sampling -----------------------------------------------------------------------
+
+
+def _bernoulli_meta(shape, p, *, device, dtype: DType) -> TensorType:
+    if not dtype.is_float:
+        raise ShapeError(f"prims.bernoulli samples floating point values, got {dtype.name}")
+    if not 0.0 <= p <= 1.0:
+        raise ShapeError(f"bernoulli probability must be in [0, 1], got {p}")
+    return TensorType(tuple(shape), dtype, device)
+
+
+def _bernoulli(shape, p, *, device, dtype):
+    # The draw eager dropout makes on CPU (`empty_like(input).bernoulli_(1 - p)`): the same
+    # RNG stream, so the same mask for a contiguous input of this shape.
+    return torch.empty(shape, device=device, dtype=_tdt(dtype)).bernoulli_(p)
+
+
+bernoulli = _prim(
+    "bernoulli", _bernoulli_meta, _bernoulli, tags=(Tag.RANDOM,),
+    doc="ones with probability p, else zeros",
+)

@@ -1,0 +1,232 @@
+"""Pooling: max and average pooling (1-D, 2-D) as strided slices of a padded input, one
+per kernel offset, combined elementwise; adaptive average pooling as window sums."""
+
+# Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
+# ruff: noqa: A001, A002
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch.nn.functional as F
+
+from tracecli.core import dtypes
+from tracecli.ops import prims
+from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, symbol
+from tracecli.ops.ltorch.conv import ntuple
+from tracecli.ops.promotion import ShapeError
+
+
+def _check_dtype(op: str, input, *, int64_ok: bool) -> None:
+    if not (input.dtype.is_float or (int64_ok and input.dtype == dtypes.int64)):
+        allowed = "floating point or int64" if int64_ok else "floating point"
+        raise ShapeError(f"{op} needs a {allowed} input, got {input.dtype.name}")
+
+
+def pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """torch's pooling_output_shape: in ceil mode the last window must start inside the
+    input or its left padding."""
+    out = (size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+class _Pool:
+    """The geometry of one pooling call over the trailing `n` dimensions."""
+
+    def __init__(self, op: str, n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+        self.input = expect_tensor(input, op)
+        if input.ndim not in (n + 1, n + 2):
+            raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
+        self.n, self.lead = n, input.ndim - n
+        self.kernel = ntuple(kernel_size, n, "kernel_size")
+        # stride=None (or [], what nn modules pass) means stride = kernel_size.
+        empty = stride is None or (isinstance(stride, (tuple, list)) and not stride)
+        self.stride = self.kernel if empty else ntuple(stride, n, "stride")
+        self.padding, self.dilation = ntuple(padding, n, "padding"), ntuple(dilation, n, "dilation")
+        if min(self.kernel) < 1 or min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
+            raise ShapeError(f"{op}: kernel_size, stride and dilation must be positive and padding non-negative")
+        self.sizes = input.shape[self.lead :]
+        if min(self.sizes) < 1:
+            raise ShapeError(f"{op} expects non-empty spatial dimensions, got {list(input.shape)}")
+        self.out = tuple(
+            pool_output_size(*geometry, ceil_mode)
+            for geometry in zip(self.sizes, self.kernel, self.stride, self.padding, self.dilation, strict=True)
+        )
+        if min(self.out) < 1:
+            raise ShapeError(f"{op}: output size {list(self.out)} is too small for input {list(input.shape)}")
+
+    def windows(self, x, fill):
+        """One strided slice of `x` per kernel offset, each shaped like the output: `x` padded
+        by `fill` (the padding, plus whatever the last window reaches beyond in ceil mode)."""
+        pads = []
+        for size, k, s, p, d, o in zip(self.sizes, self.kernel, self.stride, self.padding, self.dilation, self.out,
+                                       strict=True):
+            reach = (o - 1) * s + d * (k - 1) + 1
+            pads.append((p, max(reach - size - p, 0)))
+        if any(lo or hi for lo, hi in pads):
+            x = prims.pad(x, fill, ((0, 0),) * self.lead + tuple(pads))
+        lead = x.shape[: self.lead]
+        for offsets in itertools.product(*(range(k) for k in self.kernel)):
+            starts = tuple(i * d for i, d in zip(offsets, self.dilation, strict=True))
+            stops = tuple(start + (o - 1) * s + 1 for start, o, s in zip(starts, self.out, self.stride, strict=True))
+            yield prims.slice(x, (0,) * self.lead + starts, lead + stops, (1,) * self.lead + self.stride)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return self.input.shape[: self.lead] + self.out
+
+
+def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+    op = f"max_pool{n}d"
+    pool = _Pool(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
+    # torch's CPU kernels: max_pool2d also takes int64, max_pool1d floats only.
+    _check_dtype(op, input, int64_ok=n == 2)
+    for p, k, d in zip(pool.padding, pool.kernel, pool.dilation, strict=True):
+        if p > ((k - 1) * d + 1) // 2:
+            raise ShapeError(f"{op}: padding should be at most half of the effective kernel size, got pad={p}, "
+                             f"kernel_size={k} and dilation={d}")
+    # Padding never wins a maximum; NaN propagates through prims.maximum as through the kernel.
+    windows = pool.windows(input, -math.inf if input.dtype.is_float else -(2**63))
+    out = next(windows)
+    for window in windows:
+        out = prims.maximum(out, window)
+    return out
+
+
+@symbol(F.max_pool1d)
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """maximum over sliding windows of the last dimension"""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool2d)
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """maximum over sliding windows of the last two dimensions"""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _vector(values: list[int], device: str, dtype):
+    """A constant 1-D tensor, built from runs of equal values."""
+    pieces = [
+        prims.full((len(list(run)),), convert(value, dtype), device=device, dtype=dtype)
+        for value, run in itertools.groupby(values)
+    ]
+    return pieces[0] if len(pieces) == 1 else prims.cat(pieces, 0)
+
+
+def _divide_by_counts(total, counts: list[list[int]], lead: int):
+    """total / (product of per-dimension window sizes), a number when the sizes are uniform."""
+    if all(len(set(c)) == 1 for c in counts):
+        return prims.div(total, convert(math.prod(c[0] for c in counts), total.dtype))
+    spatial = total.shape[lead:]
+    divisor = None
+    for dim, c in enumerate(counts):
+        vector = prims.broadcast_in_dim(_vector(c, total.device, total.dtype), spatial, (dim,))
+        divisor = vector if divisor is None else prims.mul(divisor, vector)
+    return prims.div(total, prims.broadcast_in_dim(divisor, total.shape, tuple(range(lead, total.ndim))))
+
+
+def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    op = f"avg_pool{n}d"
+    pool = _Pool(op, n, input, kernel_size, stride, padding, 1, ceil_mode)
+    _check_dtype(op, input, int64_ok=True)  # int64 sums divide as C does: truncating
+    if any(p > k // 2 for p, k in zip(pool.padding, pool.kernel, strict=True)):
+        raise ShapeError(f"{op}: padding should be at most half of the kernel size, got padding={list(pool.padding)} "
+                         f"and kernel_size={list(pool.kernel)}")
+    if divisor_override is not None and divisor_override == 0:
+        raise ShapeError(f"{op}: divisor must be non-zero")
+    wide = compute_dtype(input.dtype)
+    windows = pool.windows(convert(input, wide), convert(0, wide))
+    total = next(windows)
+    for window in windows:
+        total = prims.add(total, window)
+    if divisor_override is not None:
+        return convert(prims.div(total, convert(divisor_override, wide)), input.dtype)
+    # Window sizes as the kernel counts them: clipped to the padded input, and to the input
+    # itself unless padding counts.
+    counts = []
+    for size, k, s, p, o in zip(pool.sizes, pool.kernel, pool.stride, pool.padding, pool.out, strict=True):
+        dim_counts = []
+        for i in range(o):
+            start = i * s - p
+            end = min(start + k, size + p)
+            dim_counts.append(end - start if count_include_pad else min(end, size) - max(start, 0))
+        counts.append(dim_counts)
+    return convert(_divide_by_counts(total, counts, pool.lead), input.dtype)
+
+
+@symbol(F.avg_pool1d)
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """mean over sliding windows of the last dimension"""
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+@symbol(F.avg_pool2d)
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """mean over sliding windows of the last two dimensions"""
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+# --- adaptive average pooling ---------------------------------------------------------------
+
+
+def _window_sums(x, dim: int, out: int):
+    """Sums over torch's adaptive windows along `dim`: [floor(i*L/out), ceil((i+1)*L/out))."""
+    size = x.shape[dim]
+    if size == out:
+        return x, [1] * out
+    if size % out == 0:
+        k = size // out
+        split = prims.reshape(x, x.shape[:dim] + (out, k) + x.shape[dim + 1 :])
+        return prims.sum(split, (dim + 1,)), [k] * out
+    sums, counts = [], []
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        starts = [0] * x.ndim
+        stops = list(x.shape)
+        starts[dim], stops[dim] = start, end
+        window = prims.slice(x, tuple(starts), tuple(stops))
+        sums.append(prims.reshape(prims.sum(window, (dim,)), x.shape[:dim] + (1,) + x.shape[dim + 1 :]))
+        counts.append(end - start)
+    return prims.cat(sums, dim), counts
+
+
+def _adaptive_avg_pool(n: int, input, output_size):
+    op = f"adaptive_avg_pool{n}d"
+    input = expect_tensor(input, op)
+    if input.ndim not in (n + 1, n + 2):
+        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
+    _check_dtype(op, input, int64_ok=False)
+    lead = input.ndim - n
+    sizes = input.shape[lead:]
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * n
+    if len(output_size) != n:
+        raise ShapeError(f"{op}: output_size must have {n} entries, got {list(output_size)}")
+    # None keeps the input's size in that dimension.
+    out = tuple(size if o is None else int(o) for o, size in zip(output_size, sizes, strict=True))
+    if min(sizes) < 1 or min(out) < 1:
+        raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
+    wide = compute_dtype(input.dtype)
+    x = convert(input, wide)
+    counts = []
+    for dim, o in enumerate(out):
+        x, dim_counts = _window_sums(x, lead + dim, o)
+        counts.append(dim_counts)
+    return convert(_divide_by_counts(x, counts, lead), input.dtype)
+
+
+@symbol(F.adaptive_avg_pool1d)
+def adaptive_avg_pool1d(input, output_size):
+    """mean over output_size windows covering the last dimension"""
+    return _adaptive_avg_pool(1, input, output_size)
+
+
+@symbol(F.adaptive_avg_pool2d)
+def adaptive_avg_pool2d(input, output_size):
+    """mean over output_size windows covering the last two dimensions"""
+    return _adaptive_avg_pool(2, input, output_size)
