@@ -574,13 +574,13 @@ def test_pad_meta_matches_impl():
         prims.pad.meta(_v((2, 3)), 0.0, ((-1, 0), (0, 0)))  # cropping is prims.slice's
 
 
-def test_take_rows_meta_matches_impl():
+def test_embedding_lookup_prim_meta_matches_impl():
     table = torch.rand(2, 3)
-    got = prims.take_rows.impl(table, torch.tensor([[0, 1], [1, 1], [0, 0]]))
-    assert prims.take_rows.meta(_v((2, 3)), _v((3, 2), dtypes.int64)).shape == tuple(got.shape) == (3, 2, 3)
+    got = prims.take.impl(table, torch.tensor([[0, 1], [1, 1], [0, 0]]), 0)
+    assert prims.take.meta(_v((2, 3)), _v((3, 2), dtypes.int64), 0).shape == tuple(got.shape) == (3, 2, 3)
     assert torch.equal(got[1, 0], table[1])
     with pytest.raises(ShapeError):
-        prims.take_rows.meta(_v((2, 3)), _v((3,)))  # float indices
+        prims.take.meta(_v((2, 3)), _v((3,)), 0)  # float indices
 
 
 def test_bernoulli_meta_matches_impl():

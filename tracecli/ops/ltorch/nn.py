@@ -59,7 +59,7 @@ def embedding(input, weight, padding_idx=None):
         raise ShapeError(f"embedding expects a 2-D weight, got {list(weight.shape)}")
     if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
         raise ShapeError(f"padding_idx {padding_idx} is out of range for {weight.shape[0]} embeddings")
-    return prims.take_rows(weight, input)
+    return prims.take(weight, input, 0)
 
 
 # --- dropout ------------------------------------------------------------------------------

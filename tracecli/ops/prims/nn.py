@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import torch
 
-from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorType, TensorValue
@@ -89,31 +88,6 @@ def _pad(x, value, padding):
 
 
 pad = _prim("pad", _pad_meta, _pad, doc="x surrounded by `value`: (low, high) amounts per dimension")
-
-# --- row lookup (embedding) ---------------------------------------------------------------
-
-
-def _take_rows_meta(table: TensorValue, indices: TensorValue) -> TensorType:
-    if indices.dtype not in (dtypes.int32, dtypes.int64):
-        raise ShapeError(f"prims.take_rows needs int32 or int64 indices, got {indices.dtype.name}")
-    if table.ndim < 1:
-        raise ShapeError("prims.take_rows needs a table with at least one dimension")
-    if table.device != indices.device:
-        raise ShapeError("prims.take_rows operands must be on the same device")
-    return TensorType(indices.shape + table.shape[1:], table.dtype, table.device)
-
-
-def _take_rows(table, indices):
-    # What F.embedding does: index_select on the flattened indices. Out-of-range
-    # indices are torch's error at run time, as in eager.
-    rows = torch.index_select(table, 0, indices.reshape(-1))
-    return rows.reshape(tuple(indices.shape) + tuple(table.shape[1:]))
-
-
-take_rows = _prim(
-    "take_rows", _take_rows_meta, _take_rows,
-    doc="table[indices] along dimension 0: the rows an embedding looks up (result: indices.shape + row shape)",
-)
 
 # --- Bernoulli sampling -----------------------------------------------------------------------
 
