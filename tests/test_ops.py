@@ -558,11 +558,6 @@ def test_op(case: Case):
     check_case(case)
 
 
-def test_case_ids_are_unique():
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
-
-
 RANDOM_SYMBOLS = {"rand", "randn", "rand_like", "randn_like", "dropout"}
 
 

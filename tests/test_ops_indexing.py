@@ -421,11 +421,6 @@ def test_op(case: Case):
     check_case(case)
 
 
-def test_case_ids_are_unique():
-    ids = [c.id for c in CASES]
-    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
-
-
 def test_named_tuples_reach_user_code():
     """`.values` / `.indices` work on traced results because they have torch's types."""
     seen = {}

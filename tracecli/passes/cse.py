@@ -21,9 +21,9 @@ from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, collect_names
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.dce import has_effect, overwritten
+from tracecli.passes.dce import mergeable, overwritten
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, substituter, touches
+from tracecli.passes.rewrite import map_bsym, substituter
 
 
 @register("cse", "merge pure bound symbols with the same symbol and arguments (never random ones)")
@@ -39,10 +39,10 @@ def cse(trace: Trace) -> PassResult:
     for bsym in trace.bsyms:
         if env:
             bsym = map_bsym(bsym, replace, env)
-        outputs = list(bsym.iter_outputs())
-        if has_effect(bsym) or not outputs or (mutated and touches(bsym, mutated)):
+        if not mergeable(bsym, mutated):
             out.append(bsym)
             continue
+        outputs = list(bsym.iter_outputs())
         key = call_key(bsym)
         at = survivors.get(key)
         if at is None:

@@ -49,6 +49,14 @@ def overwritten(bsyms) -> set[str]:
     return names
 
 
+def mergeable(bsym: BoundSymbol, mutated: set[str]) -> bool:
+    """Whether `bsym` may be merged with an equal call (cse) or collapsed into one (dce):
+    pure, with outputs, and touching no value an in-place call overwrites."""
+    if has_effect(bsym) or not bsym.output_values():
+        return False
+    return not (mutated and touches(bsym, mutated))
+
+
 class _Counts:
     def __init__(self):
         self.removed = 0
@@ -66,10 +74,10 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     for sub in subsymbols:
         if env:
             sub = map_bsym(sub, substituter(env), env)
-        outputs = list(sub.iter_outputs())
-        if has_effect(sub) or not outputs or (mutated and touches(sub, mutated)):
+        if not mergeable(sub, mutated):
             out.append(sub)
             continue
+        outputs = list(sub.iter_outputs())
         key = call_key(sub)
         first = seen.get(key)
         if first is None:
