@@ -20,7 +20,7 @@ def write(tmp_path, name, source):
     return str(path)
 
 
-@pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py"])
+@pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py", "cnn.py"])
 def test_run_matches_eager_on_every_sample(cli, script):
     result = cli("run", f"sample_programs/{script}", "--color", "never")
     assert result.exit_code == 0, result.output

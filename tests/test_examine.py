@@ -7,7 +7,7 @@ import pytest
 from tests.test_cli import write
 
 
-@pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py"])
+@pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py", "cnn.py"])
 def test_samples_have_no_opaque_ops(cli, script):
     result = cli("examine", f"sample_programs/{script}", "--strict", "--color", "never")
     assert result.exit_code == 0, result.output
