@@ -8,7 +8,6 @@ saved trace traced again) reach the same recorder through the core's handler sta
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,13 +15,21 @@ from dataclasses import dataclass, field
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tracecli.core.errors import TracingError, UserError
+from tracecli.core.errors import TracingError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import rebuild_tuple, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
-from tracecli.core.values import NumberValue, TensorValue
+from tracecli.core.values import TensorValue
+from tracecli.frontend.arguments import (
+    argument_inputs,
+    bind_entry,
+    flat_objects,
+    module_tensors,
+    swap_tensors,
+    unique_module_tensors,
+)
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.mutation import MutationTracker, StaleRead
 from tracecli.frontend.overrides import tracing_overrides
@@ -48,12 +55,12 @@ class TracedProgram:
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
-        bound = _bind(self.fn, args, kwargs)
+        bound = bind_entry(self.fn, args, kwargs)
         objs: list = []
         for obj in bound.arguments.values():
-            _flat_objects(obj, objs)
+            flat_objects(obj, objs)
         if isinstance(self.fn, torch.nn.Module):
-            objs.extend(_unique_module_tensors(self.fn))
+            objs.extend(unique_module_tensors(self.fn))
         return objs + (self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else [])
 
 
@@ -250,69 +257,6 @@ def _error_at_user_line(message: str) -> TracingError:
 # -- entry point -------------------------------------------------------------------
 
 
-def _input_values(registry: NameRegistry, name: str, obj, device: str | None):
-    """IR values for one argument of the entry; tensors nested in tuples/lists get
-    names `<param>_0`, `<param>_1`, ..."""
-    if isinstance(obj, torch.Tensor):
-        t = type_of(obj)
-        return TensorValue(registry.take(name), t.shape, t.dtype, device or t.device)
-    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
-        items = [_input_values(registry, f"{name}_{i}", o, device) for i, o in enumerate(obj)]
-        return tuple(items) if isinstance(obj, tuple) else items
-    return NumberValue(registry.take(name), obj)
-
-
-def _flat_objects(obj, out: list) -> None:
-    """The objects `_input_values` makes inputs of, in the same order."""
-    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
-        for item in obj:
-            _flat_objects(item, out)
-    else:
-        out.append(obj)
-
-
-def _flat_inputs(values, objs, out_values: list, out_objs: list) -> None:
-    if isinstance(values, (tuple, list)):
-        for v, o in zip(values, objs, strict=True):
-            _flat_inputs(v, o, out_values, out_objs)
-    else:
-        out_values.append(values)
-        out_objs.append(objs)
-
-
-def _bind(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
-    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    try:
-        signature = inspect.signature(target)
-    except (TypeError, ValueError):
-        raise UserError(f"cannot trace {target!r}: it has no Python signature to bind inputs to") from None
-    try:
-        bound = signature.bind(*args, **kwargs)
-    except TypeError as exc:
-        name = getattr(fn, "__name__", type(fn).__name__)
-        given = len(args) + len(kwargs)
-        raise UserError(f"wrong inputs for {name}{signature}: {given} given ({exc})") from None
-    # Defaults are inputs too: the trace specialises on them and the signature shows them.
-    bound.apply_defaults()
-    return bound
-
-
-def _argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
-    """(values, objects) for the entry's arguments, flattened in signature order."""
-    values: list = []
-    objs: list = []
-    for param, obj in _bind(fn, args, kwargs).arguments.items():
-        _flat_inputs(_input_values(registry, param, obj, device), obj, values, objs)
-    return values, objs
-
-
-def _unique_module_tensors(module: torch.nn.Module) -> list:
-    seen: dict[int, torch.Tensor] = {}
-    for _, tensor, _, _ in _module_tensors(module):
-        seen.setdefault(id(tensor), tensor)
-    return list(seen.values())
-
-
 def trace_callable(
     fn: Callable, args: tuple = (), kwargs: dict | None = None, *, device: str | None = None,
     info: TraceInfo | None = None, name: str | None = None,
@@ -321,7 +265,7 @@ def trace_callable(
     lived there (the device need not exist here)."""
     kwargs = kwargs or {}
     registry = NameRegistry()
-    input_values, input_objs = _argument_inputs(registry, fn, args, kwargs, device)
+    input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
     tracer = _Tracer(registry, device or "cpu", scopes)
     # The entry is called exactly as the user's inputs would call it (defaults stay
@@ -332,13 +276,13 @@ def trace_callable(
         for value, obj in zip(input_values, input_objs, strict=True)
         if isinstance(value, TensorValue)
     }
-    call_args = tuple(_swap_tensors(a, proxy_for) for a in args)
-    call_kwargs = {k: _swap_tensors(v, proxy_for) for k, v in kwargs.items()}
+    call_args = tuple(swap_tensors(a, proxy_for) for a in args)
+    call_kwargs = {k: swap_tensors(v, proxy_for) for k, v in kwargs.items()}
 
     module_state: list[tuple[dict, str, object]] = []
     if isinstance(fn, torch.nn.Module):
         by_id: dict[int, TensorValue] = {}
-        for qualname, tensor, owner_dict, key in _module_tensors(fn):
+        for qualname, tensor, owner_dict, key in module_tensors(fn):
             value = by_id.get(id(tensor))
             if value is None:  # tied weights are one input, swapped everywhere they appear
                 t = type_of(tensor)
@@ -379,26 +323,6 @@ def trace_callable(
 def _with_hints(bsym, hints: dict[str, str]):
     pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
     return bsym.replace(name_hints=pairs) if pairs else bsym
-
-
-def _swap_tensors(obj, proxy_for: dict[int, TensorProxy]):
-    if isinstance(obj, torch.Tensor):
-        return proxy_for.get(id(obj), obj)
-    if isinstance(obj, (tuple, list)):
-        items = [_swap_tensors(o, proxy_for) for o in obj]
-        return tuple(items) if isinstance(obj, tuple) else items
-    return obj
-
-
-def _module_tensors(module: torch.nn.Module):
-    """(qualified name, tensor, owning dict, key) for every parameter and buffer."""
-    for prefix, sub in module.named_modules(remove_duplicate=False):
-        for kind in ("_parameters", "_buffers"):
-            store = getattr(sub, kind)
-            for key, tensor in list(store.items()):
-                if tensor is None:
-                    continue
-                yield (f"{prefix}.{key}" if prefix else key), tensor, store, key
 
 
 __all__ = ["TracedProgram", "trace_callable"]
