@@ -38,10 +38,9 @@ from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import torch_map
-from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
+from tracecli.ops.opaque import OPAQUE, OpaqueCallError, UnsupportedCall, opaque_symbol
 from tracecli.ops.promotion import ShapeError
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
-from tracecli.ops.torch_map import OPAQUE, UnsupportedCall
 
 
 @dataclass

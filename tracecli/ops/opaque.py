@@ -32,6 +32,11 @@ _RANDOM_NAMES = frozenset({
 # opaque symbol. It lives here, below every torch map, so family maps can use it too.
 OPAQUE = object()
 
+
+class UnsupportedCall(Exception):
+    """A form of a call whose semantics tracing cannot keep (an in-place update it does
+    not model, say): the tracer reports it at the user's line."""
+
 _cache: dict[Callable, Symbol] = {}
 
 

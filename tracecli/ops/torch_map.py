@@ -20,13 +20,9 @@ from tracecli.core import dtypes
 from tracecli.core.values import TensorValue
 from tracecli.ops import ltorch, torch_map_indexing, torch_map_nn
 from tracecli.ops.ltorch._base import shape_arg
-from tracecli.ops.opaque import OPAQUE
+from tracecli.ops.opaque import OPAQUE, UnsupportedCall
 from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import to_dtype
-
-
-class UnsupportedCall(Exception):
-    """A call whose semantics tracing cannot keep (in-place on an input, data access)."""
 
 
 def _no_inplace(name: str, inplace: bool) -> None:
