@@ -65,9 +65,51 @@ case("mul_", "input", _mutate_input, T("f32", (3,)), T("f32", (3,)))
 case("clone", "function", torch.clone, T("f32", (3,)))
 
 
+def _set_rows(x, v):
+    x = x.clone()
+    x[0] = 5
+    x[-1, 1:3] = v
+    x[..., None, 0] = x[..., 1:2] * 2
+    return x
+
+
+def _set_int(x):
+    x = x.clone()
+    x[1:] = 2.7  # truncated to the tensor's dtype, as in eager
+    return x
+
+
+def _set_broadcast(x, v):
+    x = x.clone()
+    x[:, :2] = v
+    return x
+
+
+for dtype in ("f32", "f16", "i64"):
+    case(("setitem_", "getitem"), "rows", _set_rows, T(dtype, (3, 4)), T(dtype, (2,)))
+case("setitem_", "int-float-value", _set_int, T("i64", (4, 2)))
+case("setitem_", "broadcast", _set_broadcast, T("f32", (2, 3, 4)), T("f64", (2, 1)))
+case("setitem_", "bool", lambda x: (lambda y: (y.__setitem__(0, True), y)[1])(x.clone()), T("bool", (3,)))
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
     check_case(case)
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [((slice(None, None, 2),), "strided slice"), ((torch.tensor([0, 1]),), "index tensors")],
+    ids=["strided", "tensor-index"],
+)
+def test_assignment_forms_not_traced_yet_are_refused(key, message):
+    def f(x):
+        x = x.clone()
+        x[key] = 0.0
+        return x
+
+    with pytest.raises(TracingError, match=message):
+        trace_callable(f, (torch.randn(4),))
 
 
 def test_inplace_ops_are_tagged_and_survive_every_pass():

@@ -337,7 +337,7 @@ METHODS.update({
     "add_": ltorch.add_, "__iadd__": ltorch.add_, "sub_": ltorch.sub_, "__isub__": ltorch.sub_,
     "mul_": ltorch.mul_, "__imul__": ltorch.mul_, "div_": _inplace_div, "__itruediv__": ltorch.div_,
     "__idiv__": ltorch.div_, "copy_": _copy_, "fill_": ltorch.fill_, "zero_": ltorch.zero_,
-    "masked_fill_": ltorch.masked_fill_,
+    "masked_fill_": ltorch.masked_fill_, "__setitem__": ltorch.setitem_,
 })
 FUNCTIONS.update({
     torch.bitwise_and: ltorch.bitwise_and, torch.bitwise_or: ltorch.bitwise_or,
@@ -387,7 +387,7 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
         adapter = METHODS.get(name)
         if adapter is not None:
             return "ltorch", adapter
-        if (name.endswith("_") and not name.startswith("__")) or name == "__setitem__":
+        if name.endswith("_") and not name.startswith("__"):
             # An opaque call would record a new value but leave the user's tensor as it was.
             return "unsupported-inplace", None
     return "opaque", None

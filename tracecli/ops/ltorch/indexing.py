@@ -75,7 +75,7 @@ def _check_index_tensor(index: TensorValue) -> None:
         raise ShapeError(f"tensors used as indices must be integer or bool tensors, got {index.dtype.name}")
 
 
-def _expand_key(x: TensorValue, key) -> list:
+def expand_key(x: TensorValue, key) -> list:
     """The key's items with the Ellipsis expanded and trailing dimensions made explicit."""
     items = list(key) if isinstance(key, tuple) else [key]
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
@@ -168,7 +168,7 @@ def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]]) 
 def getitem(input, key):
     """input[key] with ints, slices, None, Ellipsis and integer index tensors"""
     input = expect_tensor(input, "indexing")
-    view, advanced = _basic_index(input, _expand_key(input, key))
+    view, advanced = _basic_index(input, expand_key(input, key))
     return _advanced_index(view, advanced) if advanced else view
 
 
