@@ -92,16 +92,17 @@ def expand_key(x: TensorValue, key) -> list:
     return items
 
 
-def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
-    """Apply ints, slices and None; return the view and (view position, index tensor)
-    for each advanced index, whose dimensions the view keeps whole."""
-    bounds: list[tuple[int, int, int]] = []  # (start, stop, step) per dimension of x
-    view_shape: list[int] = []
-    advanced: list[tuple[int, TensorValue]] = []
+def index_bounds(x: TensorValue, items: list) -> tuple[list[tuple[int, int, int]], list[int], list[tuple[int, object]]]:
+    """What a key's items select: (start, stop, step) per dimension of x, the shape of
+    the selection, and (position in the selection, item) for each index tensor or list,
+    whose dimension the selection keeps whole."""
+    bounds: list[tuple[int, int, int]] = []
+    shape: list[int] = []
+    advanced: list[tuple[int, object]] = []
     dim = 0
     for item in items:
         if item is None:
-            view_shape.append(1)
+            shape.append(1)
             continue
         size = x.shape[dim]
         if isinstance(item, int):
@@ -116,14 +117,24 @@ def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[i
             start, stop, _ = slice(item.start, item.stop, step).indices(size)
             stop = max(start, stop)
             bounds.append((start, stop, step))
-            view_shape.append(len(range(start, stop, step)))
+            shape.append(len(range(start, stop, step)))
         else:
-            index = _constant_index(item, x.device) if isinstance(item, list) else expect_tensor(item, "indexing")
-            _check_index_tensor(index)
             bounds.append((0, size, 1))
-            advanced.append((len(view_shape), index))
-            view_shape.append(size)
+            advanced.append((len(shape), item))
+            shape.append(size)
         dim += 1
+    return bounds, shape, advanced
+
+
+def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
+    """Apply ints, slices and None; return the view and (view position, index tensor)
+    for each advanced index, whose dimensions the view keeps whole."""
+    bounds, view_shape, items_advanced = index_bounds(x, items)
+    advanced: list[tuple[int, TensorValue]] = []
+    for position, item in items_advanced:
+        index = _constant_index(item, x.device) if isinstance(item, list) else expect_tensor(item, "indexing")
+        _check_index_tensor(index)
+        advanced.append((position, index))
     out = x
     if bounds != [(0, n, 1) for n in x.shape]:
         starts, stops, steps = (tuple(part) for part in zip(*bounds, strict=True))

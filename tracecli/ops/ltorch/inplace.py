@@ -18,7 +18,7 @@ from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.ltorch import elementwise
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
-from tracecli.ops.ltorch.indexing import expand_key
+from tracecli.ops.ltorch.indexing import expand_key, index_bounds
 from tracecli.ops.promotion import ShapeError, result_type
 
 _KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
@@ -122,34 +122,16 @@ def _setitem(self, key, value):
 def setitem_(self, key, value):
     """in place: self[key] = value, for keys of ints, slices, None and Ellipsis"""
     self = expect_tensor(self, "item assignment")
-    bounds: list[tuple[int, int]] = []  # (start, stop) per dimension of self
-    selected: list[int] = []  # the shape self[key] has: what value broadcasts to
-    dim = 0
-    for item in expand_key(self, key):
-        if item is None:
-            selected.append(1)
-            continue
-        size = self.shape[dim]
-        if isinstance(item, int):
-            i = item + size if item < 0 else item
-            if not 0 <= i < size:
-                raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            bounds.append((i, i + 1))
-        elif isinstance(item, slice):
-            start, stop, step = item.indices(size)
-            if step != 1:
-                raise ShapeError("assignment to a strided slice is not traced yet; build the tensor with torch.where")
-            stop = max(start, stop)
-            bounds.append((start, stop))
-            selected.append(stop - start)
-        else:
-            raise ShapeError("assignment through index tensors or masks is not traced yet; use torch.where or index_put")
-        dim += 1
-    region = tuple(stop - start for start, stop in bounds)
+    bounds, selected, advanced = index_bounds(self, expand_key(self, key))
+    if advanced:
+        raise ShapeError("assignment through index tensors or masks is not traced yet; use torch.where or index_put")
+    if any(step != 1 for _, _, step in bounds):
+        raise ShapeError("assignment to a strided slice is not traced yet; build the tensor with torch.where")
+    region = tuple(stop - start for start, stop, _ in bounds)
     if is_tensor(value):
         update = prims.reshape(broadcast_to(convert(value, self.dtype), tuple(selected)), region)
     else:
         update = prims.full(region, convert(value, self.dtype), device=self.device, dtype=self.dtype)
-    pads = tuple((start, size - stop) for (start, stop), size in zip(bounds, self.shape, strict=True))
+    pads = tuple((start, size - stop) for (start, stop, _), size in zip(bounds, self.shape, strict=True))
     inside = prims.pad(prims.full(region, True, device=self.device, dtype=dtypes.bool8), False, pads)
     return prims.where(inside, prims.pad(update, convert(0, self.dtype), pads), self)
