@@ -18,6 +18,7 @@ from tracecli.render.console import make_console
 from tracecli.render.diff import text_diff
 from tracecli.render.diff_report import describe, diff_json, stat_rows, step_diffs, whole_diff
 from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat
+from tracecli.render.json_report import FORMAT_VERSION
 from tracecli.render.save import save_stages
 
 Each = Annotated[bool, typer.Option("--each", help="One diff per pass that changed something.")]
@@ -58,7 +59,7 @@ def diff(
     if job.entry_reason != "given":
         make_console(color.value, stderr=True).print(f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False)
     if fmt is opt.Format.json:
-        out = reports[0] if len(reports) == 1 else {"format": 1, "command": "diff", "calls": reports}
+        out = reports[0] if len(reports) == 1 else {"format": FORMAT_VERSION, "command": "diff", "calls": reports}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         console = make_console(color.value)

@@ -56,8 +56,5 @@ class NameRegistry:
         self._taken.add(name)
         return name
 
-    def release(self, name: str) -> None:
-        self._taken.discard(name)
-
     def frozen(self) -> frozenset[str]:
         return frozenset(self._taken)

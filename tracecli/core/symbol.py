@@ -85,10 +85,6 @@ class BoundSymbol:
     scope: str = ""  # qualified name of the nn.Module that issued the call, if any
 
     @property
-    def kwargs_dict(self) -> dict:
-        return dict(self.kwargs)
-
-    @property
     def tags(self) -> frozenset[Tag]:
         return self.symbol.tags
 

@@ -66,6 +66,3 @@ class NumberValue:
 
 Value = TensorValue | NumberValue
 
-
-def is_value(obj: object) -> bool:
-    return isinstance(obj, (TensorValue, NumberValue))

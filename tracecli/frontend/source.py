@@ -102,7 +102,3 @@ def location_of(frame: FrameType) -> SourceLocation:
         loc = _locations[key] = SourceLocation(shown, line, linecache.getline(path, line).strip())
     return loc
 
-
-def current_location() -> SourceLocation | None:
-    frame = user_frame(sys._getframe(1))
-    return location_of(frame) if frame is not None else None

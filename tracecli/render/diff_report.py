@@ -7,8 +7,7 @@ from functools import reduce
 from tracecli.core.printing import format_trace
 from tracecli.passes.pipeline import Stage
 from tracecli.render.diff import TraceDiff, compose, diff_traces
-
-FORMAT_VERSION = 1
+from tracecli.render.json_report import FORMAT_VERSION
 
 
 def pipeline_map(stages: list[Stage]) -> dict[str, str]:

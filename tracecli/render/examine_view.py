@@ -7,8 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tracecli.executors.examine import ExamineReport
-
-FORMAT_VERSION = 1
+from tracecli.render.json_report import FORMAT_VERSION
 
 
 def print_examine(console: Console, report: ExamineReport) -> None:

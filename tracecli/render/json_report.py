@@ -11,6 +11,7 @@ from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors.compare import RunReport
 from tracecli.executors.runner import JobResult
 
+# The version of every JSON object tracecli prints (run, trace, diff, examine).
 FORMAT_VERSION = 1
 
 
