@@ -3,11 +3,8 @@
     .venv/bin/python benchmarks/profile_trace.py                 # N=10000, pyinstrument if installed
     .venv/bin/python benchmarks/profile_trace.py --profiler cprofile --ops 1000
 
-pyinstrument (`pip install pyinstrument`) samples wall time and reads better than cProfile,
-but neither profiler sees time spent inside sys.settrace callbacks (the hint collector):
-no profile events fire while a trace callback runs, so that time lands on whichever frame
-comes next, and tracing's slowdown of the interpreter is smeared over every function.
-The ablation lines printed first measure such costs directly instead.
+pyinstrument (`pip install pyinstrument`) samples wall time and reads better than cProfile.
+The line printed first is the unprofiled cost, for comparison with the profile's.
 """
 
 from __future__ import annotations
@@ -22,12 +19,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from unittest import mock
 
 import torch
 from programs import write_chain
 
-import tracecli.frontend.tracer as tracer_module
 from tracecli.frontend.tracer import trace_callable
 
 try:
@@ -75,49 +70,6 @@ def plain_run(fn, x, n_ops: int) -> None:
     print()
 
 
-class _NoHints:
-    """Stands in for the hint collector: no sys.settrace hook, no hints."""
-
-    hints: dict = {}
-
-    def __enter__(self) -> _NoHints:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-def _timed_trace(fn, x, n_ops: int) -> float:
-    gc.collect()
-    start = time.thread_time()
-    trace_callable(fn, (x,))
-    return (time.thread_time() - start) / n_ops * 1e6
-
-
-def ablations(workdir: Path, x, n_ops: int) -> None:
-    """µs/op (thread CPU time) with mechanisms switched off: what each costs, profilers aside."""
-    # Patched by name: if the tracer is restructured, the line says so instead of failing.
-    has_hints = hasattr(tracer_module, "HintCollector")
-    runs = {"as is": (False, False), "gc disabled": (True, False)}
-    if has_hints:
-        runs |= {"no hint collector": (False, True), "no hint collector, gc disabled": (True, True)}
-    print(f"ablations, N={n_ops}, fresh function each (µs/op):")
-    for label, (no_gc, no_hints) in runs.items():
-        fn = write_chain(workdir, n_ops)
-        patch = mock.patch.object(tracer_module, "HintCollector", _NoHints) if no_hints else mock.MagicMock()
-        with patch:
-            if no_gc:
-                gc.disable()
-            try:
-                per_op = _timed_trace(fn, x, n_ops)
-            finally:
-                gc.enable()
-        print(f"  {label:<32} {per_op:8.1f}")
-    if not has_hints:
-        print("  (tracecli.frontend.tracer.HintCollector is gone: hint ablations skipped)")
-    print()
-
-
 def profile_pyinstrument(fn, x) -> None:
     profiler = Profiler(interval=0.0005)
     profiler.start()
@@ -154,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
         trace_callable(write_chain(workdir, 100), (x,))  # one-off costs, not per-op ones
         # Each run gets a fresh function so per-file caches are as cold as in a CLI run.
         plain_run(write_chain(workdir, args.ops), x, args.ops)
-        ablations(workdir, x, args.ops)
         fn = write_chain(workdir, args.ops)
         if use_pyinstrument:
             profile_pyinstrument(fn, x)

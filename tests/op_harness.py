@@ -8,9 +8,11 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
 import torch
 
 from tracecli.core.dtypes import DType
+from tracecli.core.errors import TracingError
 from tracecli.core.pytree import map_values, tree_leaves
 from tracecli.core.trace import Trace, walk
 from tracecli.core.values import NumberValue, TensorValue
@@ -217,3 +219,13 @@ def check_case(case: Case) -> None:
     for level, t in (("ltorch", trace), ("prims", lowered)):
         actual = _run(compile_trace(t), program.inputs, case.random)
         assert_matches(level, t, expected, actual, exact=case.exact)
+
+
+def check_refused(fn: Callable, arg) -> None:
+    """A call eager torch rejects is rejected while tracing too, as a TracingError at the
+    user's line rather than a crash or a wrong trace."""
+    x = arg.make(torch.Generator().manual_seed(SEED))
+    with pytest.raises((RuntimeError, TypeError, ValueError, NotImplementedError, IndexError)):
+        fn(x)
+    with pytest.raises(TracingError):
+        trace_callable(entry(fn), (x,), name="fn")
