@@ -12,6 +12,7 @@ import torch
 from tests.conftest import ROOT
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message for a missing CUDA device")
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="runs on a CUDA device")
 
 
 def write(tmp_path, name, source):
@@ -105,8 +106,7 @@ def test_color_only_on_request(cli):
     assert "\x1b[" in colored
 
 
-@no_cuda
-def test_trace_for_cuda_without_cuda(cli):
+def test_trace_for_cuda_needs_no_cuda(cli):
     result = cli("trace", "sample_programs/seed_cse.py", "--device", "cuda:0", "--depth", "0")
     assert result.exit_code == 0
     assert 'ltorch.rand((3, 4), dtype=torch.float16, device="cuda:0")' in result.stdout
@@ -195,6 +195,14 @@ def test_no_inputs_says_how_to_give_them(cli, tmp_path):
 
 def test_bad_depth(cli):
     assert_user_error(cli("trace", "sample_programs/seed_cse.py", "--depth", "deep"), "bad --depth 'deep'")
+
+
+@needs_cuda
+@pytest.mark.parametrize("script", ["seed_cse.py", "gpt_block.py", "cnn.py", "hf_llama.py"])
+def test_run_on_cuda_matches_eager(cli, script):
+    result = cli("run", f"sample_programs/{script}", "--device", "cuda:0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "match eager" in result.stdout or "matches eager" in result.stdout
 
 
 @no_cuda

@@ -15,6 +15,10 @@ class Tag(enum.Enum):
     SIDE_EFFECT = "side_effect"  # acts on the world beyond its outputs
     CHECK = "check"  # validates at run time; has no outputs worth keeping but must stay
     INPLACE = "inplace"  # mutates an argument: ordered against every reader of it
+    # The output may share memory with the op's one tensor argument (reshape, transpose,
+    # getitem, split, ...): a later in-place write to either changes the other. With
+    # several tensor arguments (index tensors, einsum of two operands) the result is new.
+    VIEW = "view"
 
 
 # Tags that pin a bound symbol in place: dce keeps it and cse never merges it.
@@ -47,6 +51,7 @@ class Symbol:
     decomposition: Callable | None = None
     tags: frozenset[Tag] = frozenset()
     doc: str = ""
+    family: str = ""  # the op family that declares it: its module under ops/prims and ops/ltorch
 
     @property
     def qualname(self) -> str:

@@ -1,8 +1,9 @@
 """Trace -> Python source (+ globals) -> callable.
 
 The source is the printer's own output (`format_trace(codegen=True)`), so the code
-that runs is the code users read. Executors differ only in the namespaces bound to
-`ltorch` and `prims` in the globals.
+that runs is the code users read. In the globals, `ltorch.<op>` and `prims.<op>` are
+bound straight to each symbol's torch implementation; the prims executor runs the trace
+lowered to prims (executors/runner.py), not a different namespace.
 """
 
 from __future__ import annotations

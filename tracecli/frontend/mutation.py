@@ -12,12 +12,6 @@ from __future__ import annotations
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Tag
 from tracecli.core.values import TensorValue
 
-# ltorch symbols whose output may share memory with their first argument.
-VIEW_OPS = frozenset({
-    "reshape", "permute", "transpose", "unsqueeze", "squeeze", "expand", "getitem", "narrow", "split", "chunk",
-    "unbind", "flatten", "unflatten", "select", "diagonal", "movedim", "view_as", "t", "as_strided",
-})
-
 
 class StaleRead(Exception):
     pass
@@ -48,13 +42,9 @@ class MutationTracker:
         if not args:
             return None
         first = args[0]
-        # Indexing with tensors copies; a one-operand einsum may be a pure permutation (a view).
-        tensor_args = [a for a in args if isinstance(a, TensorValue)]
-        is_view = bsym.symbol.namespace == "ltorch" and (
-            (bsym.symbol.name in VIEW_OPS and len(tensor_args) == 1)
-            or (bsym.symbol.name == "einsum" and len(tensor_args) == 1)
-        )
-        if is_view:
+        # A VIEW op's result shares memory with its one tensor argument; with index
+        # tensors or a second einsum operand it is a copy.
+        if Tag.VIEW in bsym.symbol.tags and sum(isinstance(a, TensorValue) for a in args) == 1:
             root = self._root.get(first.name, first.name)
             for out in bsym.output_values():
                 self._root[out.name] = root

@@ -38,7 +38,8 @@ from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import torch_map
-from tracecli.ops.opaque import OPAQUE, OpaqueCallError, UnsupportedCall, opaque_symbol
+from tracecli.ops.forms import OPAQUE, UnsupportedCall
+from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
 
@@ -199,6 +200,13 @@ class _Tracer:
         vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
         self._check_reads(vargs, vkwargs)
         start = len(self.recorder.bsyms)
+        if kind == "ltorch" and "out" in vkwargs:
+            # `out=` writes into a given tensor: left to torch. Without one, the call is
+            # the plain form, which the adapter need not know about.
+            if vkwargs["out"] is not None:
+                kind = "opaque"
+            else:
+                vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
         if kind == "ltorch":
             self.in_torch_call += 1
             try:

@@ -28,15 +28,6 @@ _RANDOM_NAMES = frozenset({
     "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "geometric_", "log_normal_",
 })
 
-# An adapter's answer for a form of a call it does not model: record the call as an
-# opaque symbol. It lives here, below every torch map, so family maps can use it too.
-OPAQUE = object()
-
-
-class UnsupportedCall(Exception):
-    """A form of a call whose semantics tracing cannot keep (an in-place update it does
-    not model, say): the tracer reports it at the user's line."""
-
 _cache: dict[Callable, Symbol] = {}
 
 

@@ -1,20 +1,21 @@
 """dce: drop what nothing uses, at the top level and inside subsymbols.
 
 Before:
-    t0 = ltorch.sin(x)
-    t1 = ltorch.cos(x)
-      # i0 = prims.ne(alpha, 1)       <- dead subsymbol
-      # t1 = prims.cos(x)
-    return t1
+    t0 = ltorch.sin(x)                <- nothing reads t0
+    t3 = ltorch.mul(x, 2.0)
+      # t1 = prims.abs(x)             <- dead subsymbol (left by an earlier rewrite)
+      # t3 = prims.mul(x, 2.0)
+    return t3
 After:
-    t1 = ltorch.cos(x)
-      # t1 = prims.cos(x)
-    return t1
+    t3 = ltorch.mul(x, 2.0)
+      # t3 = prims.mul(x, 2.0)
+    return t3
 
 Inside subsymbols it also collapses duplicates: a pure subsymbol with the same symbol
-and arguments as an earlier one is replaced by it (the repeated `prims.shape` /
-`prims.eq` of symbolic-value traces); when the duplicate produces the parent's result,
-the earlier one takes over its name. Calls reading or producing a value that an INPLACE
+and arguments as an earlier one is replaced by it (a decomposition that computes one
+thing twice, such as the repeated shape reads and comparisons of a trace compiler's
+symbolic-value mode); when the duplicate produces the parent's result, the earlier one
+takes over its name. Calls reading or producing a value that an INPLACE
 call overwrites are not duplicates. Bound symbols tagged CHECK, SIDE_EFFECT, RANDOM or
 INPLACE, or holding such a subsymbol, are never dropped.
 """

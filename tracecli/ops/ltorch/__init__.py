@@ -2,13 +2,14 @@
 
 `ALL` maps each symbol's name to the symbol; every symbol is also an attribute of
 this module, so printed code (`ltorch.mul(x, y)`) resolves here. Each module of the
-package declares its symbols with `_base.symbol`.
+package declares its symbols with `_base.symbol`, one op family a module, named as
+its prims counterpart (`ltorch.cumsum` in reductions.py, as `prims.cumsum`).
 """
 
 from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
+    activations,
     attention,
     checks,
-    contractions,
     conv,
     conversions,
     elementwise,

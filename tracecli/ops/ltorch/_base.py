@@ -14,23 +14,62 @@ from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
+from tracecli.ops.forms import FORMS
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
 
 ALL: dict[str, Symbol] = {}
 
 
-def symbol(impl: Callable, *, tags: tuple[Tag, ...] = (), name: str | None = None):
-    """Declare the decorated decomposition as ltorch.<name>, executed by `impl`."""
+def _family(fn: Callable) -> str:
+    return fn.__module__.rsplit(".", 1)[-1]
+
+
+def _is_torch_form(impl: Callable) -> bool:
+    # Only torch's own functions: a helper of ours (a lambda running an in-place method,
+    # say) or operator.getitem is never what reaches the tracer, and Tensor methods are
+    # forms by name (`methods=`), not by object.
+    return (getattr(impl, "__module__", None) or "").split(".")[0] == "torch"
+
+
+def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple[str, ...] = (),
+           adapter: Callable | None = None, tags: tuple[Tag, ...] = (), name: str | None = None):
+    """Declare the decorated decomposition as ltorch.<name>: everything the op is.
+
+    - `impl`: the torch callable executors run; its signature is the decomposition's.
+      It is also the op's first torch form, unless it is a helper of ours.
+    - `aliases`: more torch callables that mean the same op (`torch.subtract`).
+    - `methods`: Tensor method and operator names (`"add"`, `"__add__"`, `"__radd__"`).
+    - `adapter`: where torch's spellings take arguments the decomposition does not
+      (`torch.max(a, b)` vs `torch.max(a, dim)`), every form goes through it instead.
+    - `tags`: RANDOM, INPLACE, VIEW, CHECK, ...
+    """
 
     def declare(decomposition: Callable) -> Symbol:
         sym_name = name or decomposition.__name__.rstrip("_")
+        if sym_name in ALL:
+            raise ValueError(f"ltorch.{sym_name} is declared twice")
         doc = (decomposition.__doc__ or "").strip().splitlines()
         sym = Symbol(
             sym_name, "ltorch", impl=impl, decomposition=decomposition, tags=frozenset(tags),
-            doc=doc[0] if doc else "",
+            doc=doc[0] if doc else "", family=_family(decomposition),
         )
+        functions = ((impl,) if _is_torch_form(impl) else ()) + tuple(aliases)
+        FORMS.claim(adapter or sym, sym.qualname, functions=functions, methods=methods)
         ALL[sym_name] = sym
         return sym
+
+    return declare
+
+
+def torch_form(*functions: Callable, methods: tuple[str, ...] = (), properties: tuple[Callable, ...] = ()):
+    """Declare the decorated adapter as the way these torch spellings reach ltorch: for
+    spellings that are other ops in disguise (`flatten` is a reshape, `x.float()` a
+    conversion) or that take arguments their op does not."""
+
+    def declare(adapter: Callable) -> Callable:
+        declared_by = f"ltorch.{_family(adapter)}.{adapter.__name__}"
+        FORMS.claim(adapter, declared_by, functions=functions, methods=methods, properties=properties)
+        return adapter
 
     return declare
 

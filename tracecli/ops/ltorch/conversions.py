@@ -1,4 +1,4 @@
-"""Dtype and device conversions."""
+"""Dtype and device conversions, and copies."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import torch
 
+from tracecli.core import dtypes
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import convert, expect_tensor, symbol
+from tracecli.ops.forms import OPAQUE
+from tracecli.ops.ltorch._base import convert, expect_tensor, symbol, torch_form
 from tracecli.ops.torch_bridge import to_device, to_dtype
 
 
@@ -28,4 +31,59 @@ def to(input, device=None, dtype=None):
     return out
 
 
-__all__ = ["to", "torch"]
+@symbol(torch.clone, methods=("clone",))
+def clone(input, *, memory_format=None):
+    """a copy in new memory (kept in traces: in-place writes to it must not reach the original)"""
+    return prims.clone(expect_tensor(input, "clone"))
+
+
+# --- the spellings of a conversion ------------------------------------------------------
+
+
+@torch_form(methods=("to",))
+def _to_method(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+    for arg in args:
+        if isinstance(arg, dtypes.DType):
+            dtype = arg
+        elif isinstance(arg, TensorValue):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, str):
+            device = arg
+        elif arg is not None:
+            return OPAQUE
+    return to(self, device=device, dtype=dtype)
+
+
+@torch_form(methods=("type_as",))
+def _type_as(self, other):
+    return to(self, dtype=other.dtype)
+
+
+@torch_form(methods=("type",))
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    # Tensor.type() without a dtype returns a type name; with a string it converts by name.
+    if not isinstance(dtype, dtypes.DType) or kwargs:
+        return OPAQUE
+    return to(self, dtype=dtype)
+
+
+def _to_dtype(dtype: dtypes.DType):
+    def convert_to(self, memory_format=None):
+        return to(self, dtype=dtype)
+
+    convert_to.__name__ = f"_to_{dtype.name}"
+    return convert_to
+
+
+for _method, _dtype in (
+    ("float", dtypes.float32), ("half", dtypes.float16), ("double", dtypes.float64), ("bfloat16", dtypes.bfloat16),
+    ("int", dtypes.int32), ("long", dtypes.int64), ("short", dtypes.int16), ("bool", dtypes.bool8),
+    ("byte", dtypes.uint8), ("char", dtypes.int8),
+):
+    torch_form(methods=(_method,))(_to_dtype(_dtype))
+
+
+@torch_form(methods=("contiguous", "detach"))
+def _same_value(self, *args, **kwargs):
+    # Values are immutable, so layout changes and detached copies are the value itself.
+    return self

@@ -1,17 +1,16 @@
-"""Elementwise ltorch symbols: arithmetic, comparisons, activations, where."""
+"""Elementwise ltorch symbols: arithmetic, comparisons, unary maths, where, clamp."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     broadcast_all,
     compute_dtype,
@@ -20,6 +19,7 @@ from tracecli.ops.ltorch._base import (
     float_dtype_for,
     is_tensor,
     symbol,
+    torch_form,
 )
 from tracecli.ops.promotion import ShapeError, result_type
 from tracecli.ops.torch_bridge import TO_TORCH
@@ -64,7 +64,7 @@ def _scaled(b, alpha):
     return b * alpha
 
 
-@symbol(torch.add)
+@symbol(torch.add, methods=("add", "__add__", "__radd__"))
 def add(input, other, *, alpha=1):
     """input + alpha * other"""
     dtype = result_type(input, other)
@@ -78,7 +78,7 @@ def _no_bool_subtraction(*operands) -> None:
         )
 
 
-@symbol(torch.sub)
+@symbol(torch.sub, aliases=(torch.subtract,), methods=("sub", "subtract", "__sub__"))
 def sub(input, other, *, alpha=1):
     """input - alpha * other"""
     _no_bool_subtraction(input, other)
@@ -86,7 +86,7 @@ def sub(input, other, *, alpha=1):
     return _binary(prims.sub, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
 
 
-@symbol(torch.rsub)
+@symbol(torch.rsub, methods=("__rsub__",))
 def rsub(input, other, *, alpha=1):
     """other - alpha * input"""
     _no_bool_subtraction(input, other)
@@ -94,7 +94,7 @@ def rsub(input, other, *, alpha=1):
     return _binary(prims.sub, other, _scaled(convert(input, dtype), alpha), dtype=dtype)
 
 
-@symbol(torch.mul)
+@symbol(torch.mul, aliases=(torch.multiply,), methods=("mul", "multiply", "__mul__", "__rmul__"))
 def mul(input, other):
     """input * other"""
     dtype = result_type(input, other)
@@ -108,7 +108,7 @@ def _true_divide_dtype(a, b):
     return dtype if dtype.is_inexact else dtypes.float32
 
 
-@symbol(torch.true_divide)
+@symbol(torch.true_divide, methods=("true_divide", "__truediv__"))
 def true_divide(input, other):
     """input / other, always in floating point"""
     dtype = _true_divide_dtype(input, other)
@@ -147,7 +147,7 @@ def _floor_divide_int(a, b):
     return prims.where(wrong_sign, prims.sub(quotient, 1), quotient)
 
 
-@symbol(torch.floor_divide)
+@symbol(torch.floor_divide, methods=("floor_divide", "__floordiv__"))
 def floor_divide(input, other):
     """input // other"""
     if not (is_tensor(input) or is_tensor(other)):
@@ -169,7 +169,7 @@ def floor_divide(input, other):
     return convert(out, dtype)
 
 
-@symbol(torch.pow)
+@symbol(torch.pow, methods=("pow", "__pow__"))
 def pow(input, exponent):  # noqa: A001
     """input ** exponent"""
     dtype = result_type(input, exponent)
@@ -178,13 +178,13 @@ def pow(input, exponent):  # noqa: A001
     return _binary(prims.pow, input, exponent, dtype=dtype)
 
 
-@symbol(torch.maximum)
+@symbol(torch.maximum, methods=("maximum",))
 def maximum(input, other):
     """elementwise max of two tensors"""
     return _binary(prims.maximum, expect_tensor(input, "maximum"), expect_tensor(other, "maximum"))
 
 
-@symbol(torch.minimum)
+@symbol(torch.minimum, methods=("minimum",))
 def minimum(input, other):
     """elementwise min of two tensors"""
     return _binary(prims.minimum, expect_tensor(input, "minimum"), expect_tensor(other, "minimum"))
@@ -198,15 +198,24 @@ def _comparison(prim):
     return compare
 
 
-eq = symbol(torch.eq, name="eq")(_comparison(prims.eq))
-ne = symbol(torch.ne, name="ne")(_comparison(prims.ne))
-lt = symbol(torch.lt, name="lt")(_comparison(prims.lt))
-le = symbol(torch.le, name="le")(_comparison(prims.le))
-gt = symbol(torch.gt, name="gt")(_comparison(prims.gt))
-ge = symbol(torch.ge, name="ge")(_comparison(prims.ge))
+# torch's (and numpy's) spelled-out names for the comparisons are aliases.
+eq = symbol(torch.eq, methods=("eq", "__eq__"), name="eq")(_comparison(prims.eq))
+ne = symbol(torch.ne, aliases=(torch.not_equal,), methods=("ne", "__ne__", "not_equal"), name="ne")(
+    _comparison(prims.ne)
+)
+lt = symbol(torch.lt, aliases=(torch.less,), methods=("lt", "__lt__", "less"), name="lt")(_comparison(prims.lt))
+le = symbol(torch.le, aliases=(torch.less_equal,), methods=("le", "__le__", "less_equal"), name="le")(
+    _comparison(prims.le)
+)
+gt = symbol(torch.gt, aliases=(torch.greater,), methods=("gt", "__gt__", "greater"), name="gt")(
+    _comparison(prims.gt)
+)
+ge = symbol(torch.ge, aliases=(torch.greater_equal,), methods=("ge", "__ge__", "greater_equal"), name="ge")(
+    _comparison(prims.ge)
+)
 
 
-@symbol(torch.neg)
+@symbol(torch.neg, aliases=(torch.negative,), methods=("neg", "negative", "__neg__"))
 def neg(input):
     """-input"""
     if input.dtype == dtypes.bool8:
@@ -214,7 +223,12 @@ def neg(input):
     return prims.neg(input)
 
 
-@symbol(torch.abs)
+def _abs(input):
+    # abs of a complex tensor is real: no prim computes it, so torch does.
+    return OPAQUE if input.dtype.is_complex else abs(input)
+
+
+@symbol(torch.abs, aliases=(torch.absolute,), methods=("abs", "absolute", "__abs__"), adapter=_abs)
 def abs(input):  # noqa: A001
     """|input|"""
     if input.dtype == dtypes.bool8:
@@ -231,74 +245,55 @@ def _float_unary(prim):
     return apply
 
 
-exp = symbol(torch.exp, name="exp")(_float_unary(prims.exp))
-log = symbol(torch.log, name="log")(_float_unary(prims.log))
-sin = symbol(torch.sin, name="sin")(_float_unary(prims.sin))
-cos = symbol(torch.cos, name="cos")(_float_unary(prims.cos))
-tanh = symbol(torch.tanh, name="tanh")(_float_unary(prims.tanh))
-sqrt = symbol(torch.sqrt, name="sqrt")(_float_unary(prims.sqrt))
-rsqrt = symbol(torch.rsqrt, name="rsqrt")(_float_unary(prims.rsqrt))
-erf = symbol(torch.erf, name="erf")(_float_unary(prims.erf))
-reciprocal = symbol(torch.reciprocal, name="reciprocal")(_float_unary(prims.reciprocal))
+exp = symbol(torch.exp, methods=("exp",), name="exp")(_float_unary(prims.exp))
+log = symbol(torch.log, methods=("log",), name="log")(_float_unary(prims.log))
+sin = symbol(torch.sin, methods=("sin",), name="sin")(_float_unary(prims.sin))
+cos = symbol(torch.cos, methods=("cos",), name="cos")(_float_unary(prims.cos))
+tanh = symbol(torch.tanh, aliases=(F.tanh,), methods=("tanh",), name="tanh")(_float_unary(prims.tanh))
+sqrt = symbol(torch.sqrt, methods=("sqrt",), name="sqrt")(_float_unary(prims.sqrt))
+rsqrt = symbol(torch.rsqrt, methods=("rsqrt",), name="rsqrt")(_float_unary(prims.rsqrt))
+erf = symbol(torch.erf, aliases=(torch.special.erf,), methods=("erf",), name="erf")(_float_unary(prims.erf))
+reciprocal = symbol(torch.reciprocal, methods=("reciprocal",), name="reciprocal")(_float_unary(prims.reciprocal))
 
 
-def _in_compute_dtype(x, fn):
-    """Apply `fn` in float32 for half-precision inputs and cast back, as torch does."""
-    x = convert(expect_tensor(x, "activation"), float_dtype_for(x))
-    wide = compute_dtype(x.dtype)
-    return convert(fn(convert(x, wide)), x.dtype)
+@torch_form(torch.div, torch.divide, methods=("div", "divide"))
+def _div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return true_divide(input, other)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    return OPAQUE
 
 
-@symbol(torch.sigmoid)
-def sigmoid(input):
-    """1 / (1 + exp(-input))"""
-    return _in_compute_dtype(input, lambda x: prims.reciprocal(prims.add(prims.exp(prims.neg(x)), 1.0)))
+@torch_form(methods=("__rtruediv__", "__rdiv__"))
+def _rdiv(self, other):
+    # Python's `number / tensor`: torch computes it as reciprocal then product, which
+    # rounds twice; a true division would be closer, but not what eager returns.
+    return mul(reciprocal(self), other)
 
 
-def _expect_float(x, op: str, *, complex_ok: bool = False) -> None:
-    # torch has no integer kernels for these activations (sigmoid, unlike them, promotes).
-    dtype = expect_tensor(x, op).dtype
-    if not (dtype.is_float or (complex_ok and dtype.is_complex)):
-        raise ShapeError(f"{op} needs a floating point tensor, got {dtype.name}")
+@torch_form(methods=("__rfloordiv__",))
+def _rfloordiv(self, other):
+    return floor_divide(other, self)
 
 
-@symbol(torch.relu)
-def relu(input):
-    """max(input, 0)"""
-    if input.dtype == dtypes.bool8:
-        raise ShapeError("relu is not defined for bool tensors")
-    return prims.maximum(input, convert(0, input.dtype))
+@torch_form(methods=("__rpow__",))
+def _rpow(self, other):
+    return pow(other, self)
 
 
-@symbol(F.gelu)
-def gelu(input, approximate="none"):
-    """x * Φ(x), exactly with erf or with the tanh approximation"""
-    _expect_float(input, "gelu")
-    if approximate not in ("none", "tanh"):
-        raise ShapeError(f"gelu approximate must be 'none' or 'tanh', got {approximate!r}")
-
-    def exact(x):
-        cdf = prims.add(prims.erf(prims.mul(x, 1 / math.sqrt(2.0))), 1.0)
-        return prims.mul(prims.mul(x, 0.5), cdf)
-
-    def tanh_approx(x):
-        cube = prims.mul(prims.mul(x, x), x)
-        inner = prims.mul(prims.add(x, prims.mul(cube, 0.044715)), math.sqrt(2.0 / math.pi))
-        return prims.mul(prims.mul(x, 0.5), prims.add(prims.tanh(inner), 1.0))
-
-    return _in_compute_dtype(input, exact if approximate == "none" else tanh_approx)
+def _where(condition, input=None, other=None):
+    if input is None and other is None:
+        return OPAQUE  # torch.where(condition) is nonzero: its shape depends on the data
+    return where(condition, input, other)
 
 
-@symbol(F.silu)
-def silu(input):
-    """input * sigmoid(input)"""
-    _expect_float(input, "silu", complex_ok=True)
-    return _in_compute_dtype(
-        input, lambda x: prims.div(x, prims.add(prims.exp(prims.neg(x)), 1.0))
-    )
+@torch_form(methods=("where",))
+def _where_method(self, condition, other):
+    return where(condition, self, other)
 
 
-@symbol(torch.where)
+@symbol(torch.where, adapter=_where)
 def where(condition, input, other):
     """input where condition else other"""
     condition = expect_tensor(condition, "where")
@@ -309,3 +304,29 @@ def where(condition, input, other):
     if not (is_tensor(input) or is_tensor(other)):
         input = prims.full(condition.shape, input, device=condition.device, dtype=dtype)
     return prims.where(condition, input, other)
+
+
+@symbol(torch.clamp, aliases=(torch.clip,), methods=("clamp", "clip"))
+def clamp(input, min=None, max=None):
+    """input limited to [min, max] (numbers or tensors, promoting like arithmetic)"""
+    input = expect_tensor(input, "clamp")
+    if min is None and max is None:
+        raise ShapeError("clamp needs at least one of min and max")
+    dtype = result_type(input, min, max)
+    if dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"clamp is not defined for {dtype.name}")
+    bounds = (None if bound is None else convert(bound, dtype) for bound in (min, max))
+    x, low, high = broadcast_all(convert(input, dtype), *bounds)
+    # max first, then min: where min > max, torch's result is max too.
+    out = x if low is None else prims.maximum(x, low)
+    return out if high is None else prims.minimum(out, high)
+
+
+@torch_form(torch.clamp_min, methods=("clamp_min",))
+def _clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+@torch_form(torch.clamp_max, methods=("clamp_max",))
+def _clamp_max(input, max):
+    return clamp(input, max=max)

@@ -12,7 +12,8 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import expect_tensor, shape_arg, symbol
+from tracecli.ops.forms import OPAQUE
+from tracecli.ops.ltorch._base import expect_tensor, shape_arg, symbol, torch_form
 from tracecli.ops.promotion import ShapeError
 from tracecli.ops.torch_bridge import to_device, to_dtype
 
@@ -21,26 +22,95 @@ def _dtype(dtype, default=dtypes.float32):
     return to_dtype(dtype) if dtype is not None else default
 
 
-@symbol(torch.zeros)
+# torch's factory options that change nothing a trace shows.
+_NO_EFFECT = frozenset({"layout", "pin_memory", "requires_grad", "memory_format"})
+
+
+def _options(options: dict):
+    """dtype and device of a factory call; None when an option only torch can honour
+    (a `generator=` to draw from) is given."""
+    if options.get("generator") is not None:
+        return None
+    unknown = set(options) - _NO_EFFECT - {"dtype", "device", "generator"}
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments {sorted(unknown)}")
+    return {"dtype": options.get("dtype"), "device": options.get("device")}
+
+
+def _sized(sym, sizes: tuple, size, options: dict):
+    """torch factories take sizes as varargs, one sequence or `size=`."""
+    kept = _options(options)
+    if kept is None:
+        return OPAQUE
+    if size is not None:
+        if sizes:
+            raise TypeError("sizes given both positionally and as size=")
+        sizes = (size,)
+    return sym(shape_arg(sizes), **kept)
+
+
+def _zeros(*sizes, size=None, **options):
+    return _sized(zeros, sizes, size, options)
+
+
+def _ones(*sizes, size=None, **options):
+    return _sized(ones, sizes, size, options)
+
+
+def _rand(*sizes, size=None, **options):
+    return _sized(rand, sizes, size, options)
+
+
+def _randn(*sizes, size=None, **options):
+    return _sized(randn, sizes, size, options)
+
+
+@symbol(torch.zeros, adapter=_zeros)
 def zeros(*size, dtype=None, device=None):
     """a tensor of zeros"""
     return prims.full(shape_arg(size), 0, device=to_device(device), dtype=_dtype(dtype))
 
 
-@symbol(torch.ones)
+@symbol(torch.ones, adapter=_ones)
 def ones(*size, dtype=None, device=None):
     """a tensor of ones"""
     return prims.full(shape_arg(size), 1, device=to_device(device), dtype=_dtype(dtype))
 
 
-@symbol(torch.full)
+def _full(size, fill_value, **options):
+    kept = _options(options)
+    return OPAQUE if kept is None else full(shape_arg((size,)), fill_value, **kept)
+
+
+@symbol(torch.full, adapter=_full)
 def full(size, fill_value, *, dtype=None, device=None):
     """a tensor filled with fill_value (dtype follows the value's Python type)"""
     default = dtypes.DEFAULT_FOR_KIND[dtypes.kind_of_number(fill_value)]
     return prims.full(shape_arg((size,)), fill_value, device=to_device(device), dtype=_dtype(dtype, default))
 
 
-@symbol(torch.arange)
+def _arange(*args, start=None, end=None, step=None, **options):
+    kept = _options(options)
+    if kept is None or len(args) > 3:
+        return OPAQUE
+    if start is None and end is None and step is None:
+        if not args:
+            return OPAQUE
+        return arange(*args, **kept)
+    # torch's overloads: arange(end) and arange(start, end, step=1), any part by keyword.
+    positional = ("end",) if len(args) == 1 and start is None and end is None else ("start", "end", "step")
+    given = dict(zip(positional, args, strict=False))
+    for key, value in (("start", start), ("end", end), ("step", step)):
+        if value is not None:
+            if key in given:
+                raise TypeError(f"arange() got multiple values for {key}")
+            given[key] = value
+    if "end" not in given or ("step" in given and "start" not in given):
+        raise TypeError(f"arange() cannot take {sorted(given)} alone")
+    return arange(given.get("start", 0), given["end"], given.get("step", 1), **kept)
+
+
+@symbol(torch.arange, adapter=_arange)
 def arange(start, end=None, step=1, *, dtype=None, device=None):
     """start, start + step, ... below end"""
     if end is None:
@@ -64,16 +134,37 @@ def arange(start, end=None, step=1, *, dtype=None, device=None):
     return prims.iota(length, x_start, x_step, device=to_device(device), dtype=dtype)
 
 
-@symbol(torch.rand, tags=(Tag.RANDOM,))
+@symbol(torch.rand, adapter=_rand, tags=(Tag.RANDOM,))
 def rand(*size, dtype=None, device=None):
     """uniform samples in [0, 1)"""
     return prims.uniform(shape_arg(size), 0.0, 1.0, device=to_device(device), dtype=_dtype(dtype))
 
 
-@symbol(torch.randn, tags=(Tag.RANDOM,))
+@symbol(torch.randn, adapter=_randn, tags=(Tag.RANDOM,))
 def randn(*size, dtype=None, device=None):
     """standard normal samples"""
     return prims.normal(shape_arg(size), 0.0, 1.0, device=to_device(device), dtype=_dtype(dtype))
+
+
+def _shaped_like(sym, input, options: dict):
+    kept = _options(options)
+    return OPAQUE if kept is None else sym(input, **kept)
+
+
+def _rand_like(input, **options):
+    return _shaped_like(rand_like, input, options)
+
+
+def _randn_like(input, **options):
+    return _shaped_like(randn_like, input, options)
+
+
+def _zeros_like(input, **options):
+    return _shaped_like(zeros_like, input, options)
+
+
+def _ones_like(input, **options):
+    return _shaped_like(ones_like, input, options)
 
 
 def _like(input, dtype, device):
@@ -81,29 +172,48 @@ def _like(input, dtype, device):
     return input.shape, _dtype(dtype, input.dtype), to_device(device) if device is not None else input.device
 
 
-@symbol(torch.rand_like, tags=(Tag.RANDOM,))
+@symbol(torch.rand_like, adapter=_rand_like, tags=(Tag.RANDOM,))
 def rand_like(input, *, dtype=None, device=None):
     """uniform samples in [0, 1) shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
     return prims.uniform(shape, 0.0, 1.0, device=device, dtype=dtype)
 
 
-@symbol(torch.randn_like, tags=(Tag.RANDOM,))
+@symbol(torch.randn_like, adapter=_randn_like, tags=(Tag.RANDOM,))
 def randn_like(input, *, dtype=None, device=None):
     """standard normal samples shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
     return prims.normal(shape, 0.0, 1.0, device=device, dtype=dtype)
 
 
-@symbol(torch.zeros_like)
+@symbol(torch.zeros_like, adapter=_zeros_like)
 def zeros_like(input, *, dtype=None, device=None):
     """zeros shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
     return prims.full(shape, 0, device=device, dtype=dtype)
 
 
-@symbol(torch.ones_like)
+@symbol(torch.ones_like, adapter=_ones_like)
 def ones_like(input, *, dtype=None, device=None):
     """ones shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
     return prims.full(shape, 1, device=device, dtype=dtype)
+
+
+# --- Tensor.new_*: factories defaulting to the tensor's dtype and device ----------------
+
+
+@torch_form(methods=("new_zeros",))
+def _new_zeros(self, *size, dtype=None, device=None, **options):
+    return _sized(zeros, size, None, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
+
+
+@torch_form(methods=("new_ones",))
+def _new_ones(self, *size, dtype=None, device=None, **options):
+    return _sized(ones, size, None, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
+
+
+@torch_form(methods=("new_full",))
+def _new_full(self, size, fill_value, *, dtype=None, device=None, **options):
+    # Unlike torch.full, the dtype is the tensor's, whatever the fill value's type.
+    return _full(size, fill_value, **options, dtype=dtype or self.dtype, device=device or self.device)

@@ -17,8 +17,10 @@ import operator
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
+from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
 
@@ -175,7 +177,39 @@ def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]]) 
     return prims.take(view, linear, first)
 
 
-@symbol(operator.getitem)
+def _plain_index_list(items) -> bool:
+    return all(isinstance(i, int) or (isinstance(i, list) and _plain_index_list(i)) for i in items)
+
+
+def _getitem(self, key):
+    """The keys getitem models; the rest are left to torch."""
+    if isinstance(key, list) and not all(isinstance(i, int) for i in key):
+        return OPAQUE  # a list holding sequences is read as a tuple (torch's deprecated numpy rule)
+    items = key if isinstance(key, tuple) else (key,)
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        return OPAQUE  # torch's own rule for several ellipses is not numpy's (which refuses them)
+    for item in items:
+        if isinstance(item, bool):
+            return OPAQUE  # x[True] is x[None] in numpy's rules: rare enough to leave to torch
+        if isinstance(item, slice):
+            bounds = (item.start, item.stop, item.step)
+            if any(isinstance(b, torch.Tensor) for b in bounds):
+                raise ShapeError(
+                    "a slice bound is a tensor, so the result's shape depends on its value, which a trace "
+                    "does not have; slice with Python ints (e.g. computed from .shape)"
+                )
+            if not all(b is None or isinstance(b, int) for b in bounds):
+                return OPAQUE
+        elif isinstance(item, list):
+            if not _plain_index_list(item):
+                return OPAQUE  # lists holding tensors or slices
+        elif not (item is None or item is Ellipsis or isinstance(item, (int, TensorValue))):
+            return OPAQUE
+    return getitem(self, key)
+
+
+# With an index tensor the result is a copy: VIEW holds only with one tensor argument.
+@symbol(operator.getitem, methods=("__getitem__",), adapter=_getitem, tags=(Tag.VIEW,))
 def getitem(input, key):
     """input[key] with ints, slices, None, Ellipsis and integer index tensors"""
     input = expect_tensor(input, "indexing")
@@ -183,7 +217,7 @@ def getitem(input, key):
     return _advanced_index(view, advanced) if advanced else view
 
 
-@symbol(torch.index_select)
+@symbol(torch.index_select, methods=("index_select",))
 def index_select(input, dim, index):
     """the slices of input at a vector of indices along dim"""
     input, index = expect_tensor(input, "index_select"), expect_tensor(index, "index_select")
@@ -200,7 +234,7 @@ def index_select(input, dim, index):
     return prims.take(input, prims.reshape(index, (1,)) if index.ndim == 0 else index, d)
 
 
-@symbol(torch.gather)
+@symbol(torch.gather, methods=("gather",))
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (for dim 0), shaped like index"""
     input, index = expect_tensor(input, "gather"), expect_tensor(index, "gather")
@@ -209,7 +243,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     return prims.gather(input, index, canonical_dim(dim, input.ndim))
 
 
-@symbol(torch.take_along_dim)
+@symbol(torch.take_along_dim, methods=("take_along_dim",))
 def take_along_dim(input, indices, dim=None):
     """gather with input and indices broadcast against each other (flattened without dim)"""
     input, indices = expect_tensor(input, "take_along_dim"), expect_tensor(indices, "take_along_dim")
@@ -230,7 +264,7 @@ def take_along_dim(input, indices, dim=None):
     return prims.gather(input, indices, d)
 
 
-@symbol(torch.masked_fill)
+@symbol(torch.masked_fill, methods=("masked_fill",))
 def masked_fill(input, mask, value):
     """value where mask is true, input elsewhere (input's dtype; shapes broadcast)"""
     input, mask = expect_tensor(input, "masked_fill"), expect_tensor(mask, "masked_fill")
@@ -248,7 +282,13 @@ def masked_fill(input, mask, value):
     return prims.where(broadcast_to(mask, shape), value, broadcast_to(input, shape))
 
 
-@symbol(torch.narrow)
+def _narrow(input, dim, start, length):
+    if isinstance(start, TensorValue):
+        return OPAQUE  # a tensor start: which elements are kept depends on its value
+    return narrow(input, dim, start, length)
+
+
+@symbol(torch.narrow, methods=("narrow",), adapter=_narrow, tags=(Tag.VIEW,))
 def narrow(input, dim, start, length):
     """input[start:start + length] along dim (start may be negative)"""
     input = expect_tensor(input, "narrow")

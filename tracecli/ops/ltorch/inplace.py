@@ -16,8 +16,9 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
+from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch import elementwise
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
+from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, torch_form
 from tracecli.ops.ltorch.indexing import expand_key, index_bounds
 from tracecli.ops.promotion import ShapeError, result_type
 
@@ -49,28 +50,33 @@ def _sub_(self, other, *, alpha=1):
     return self.sub_(other, alpha=alpha)
 
 
-@symbol(_add_, tags=(Tag.INPLACE,), name="add_")
+@symbol(_add_, methods=("add_", "__iadd__"), tags=(Tag.INPLACE,), name="add_")
 def add_(self, other, *, alpha=1):
     """in place: self += alpha * other"""
     _check_castable(expect_tensor(self, "add_"), other, "add_")
     return _into(self, elementwise.add.decomposition(self, other, alpha=alpha), "add_")
 
 
-@symbol(_sub_, tags=(Tag.INPLACE,), name="sub_")
+@symbol(_sub_, methods=("sub_", "__isub__"), tags=(Tag.INPLACE,), name="sub_")
 def sub_(self, other, *, alpha=1):
     """in place: self -= alpha * other"""
     _check_castable(expect_tensor(self, "sub_"), other, "sub_")
     return _into(self, elementwise.sub.decomposition(self, other, alpha=alpha), "sub_")
 
 
-@symbol(torch.Tensor.mul_, tags=(Tag.INPLACE,), name="mul_")
+@symbol(torch.Tensor.mul_, methods=("mul_", "__imul__"), tags=(Tag.INPLACE,), name="mul_")
 def mul_(self, other):
     """in place: self *= other"""
     _check_castable(expect_tensor(self, "mul_"), other, "mul_")
     return _into(self, elementwise.mul.decomposition(self, other), "mul_")
 
 
-@symbol(torch.Tensor.div_, tags=(Tag.INPLACE,), name="div_")
+@torch_form(methods=("div_",))
+def _div_method(self, other, *, rounding_mode=None):
+    return div_(self, other) if rounding_mode is None else OPAQUE
+
+
+@symbol(torch.Tensor.div_, methods=("__itruediv__", "__idiv__"), tags=(Tag.INPLACE,), name="div_")
 def div_(self, other):
     """in place: self /= other"""
     self = expect_tensor(self, "div_")
@@ -78,28 +84,32 @@ def div_(self, other):
     return _into(self, result, "div_")
 
 
-@symbol(torch.Tensor.copy_, tags=(Tag.INPLACE,), name="copy_")
+def _copy_(self, src, non_blocking=False):
+    return copy_(self, src)
+
+
+@symbol(torch.Tensor.copy_, methods=("copy_",), adapter=_copy_, tags=(Tag.INPLACE,), name="copy_")
 def copy_(self, src):
     """in place: self = src, converted and broadcast to self"""
     self, src = expect_tensor(self, "copy_"), expect_tensor(src, "copy_")
     return prims.convert_element_type(broadcast_to(src, self.shape), self.dtype)
 
 
-@symbol(torch.Tensor.fill_, tags=(Tag.INPLACE,), name="fill_")
+@symbol(torch.Tensor.fill_, methods=("fill_",), tags=(Tag.INPLACE,), name="fill_")
 def fill_(self, value):
     """in place: every element = value"""
     self = expect_tensor(self, "fill_")
     return prims.full(self.shape, value, device=self.device, dtype=self.dtype)
 
 
-@symbol(torch.Tensor.zero_, tags=(Tag.INPLACE,), name="zero_")
+@symbol(torch.Tensor.zero_, methods=("zero_",), tags=(Tag.INPLACE,), name="zero_")
 def zero_(self):
     """in place: every element = 0"""
     self = expect_tensor(self, "zero_")
     return prims.full(self.shape, 0, device=self.device, dtype=self.dtype)
 
 
-@symbol(torch.Tensor.masked_fill_, tags=(Tag.INPLACE,), name="masked_fill_")
+@symbol(torch.Tensor.masked_fill_, methods=("masked_fill_",), tags=(Tag.INPLACE,), name="masked_fill_")
 def masked_fill_(self, mask, value):
     """in place: self = value where mask"""
     self = expect_tensor(self, "masked_fill_")
@@ -107,18 +117,12 @@ def masked_fill_(self, mask, value):
     return _into(self, broadcast_to(filled, self.shape) if filled.shape != self.shape else filled, "masked_fill_")
 
 
-@symbol(torch.clone)
-def clone(input, *, memory_format=None):
-    """a copy in new memory (kept in traces: in-place writes to it must not reach the original)"""
-    return prims.clone(expect_tensor(input, "clone"))
-
-
 def _setitem(self, key, value):
     self[key] = value
     return self
 
 
-@symbol(_setitem, tags=(Tag.INPLACE,), name="setitem_")
+@symbol(_setitem, methods=("__setitem__",), tags=(Tag.INPLACE,), name="setitem_")
 def setitem_(self, key, value):
     """in place: self[key] = value, for keys of ints, slices, None and Ellipsis"""
     self = expect_tensor(self, "item assignment")

@@ -1,4 +1,4 @@
-"""Bitwise and logical ops (`&`, `|`, `^`, `~` on masks and integers), all/any, diff."""
+"""Bitwise and logical ops: `&`, `|`, `^`, `~` on masks and integers, logical_and/or/not."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import broadcast_all, convert, expect_tensor, is_tensor, keepdim_reshape, symbol
-from tracecli.ops.promotion import ShapeError, canonical_dim, canonical_dims, result_type
+from tracecli.ops.ltorch._base import broadcast_all, convert, expect_tensor, is_tensor, symbol
+from tracecli.ops.promotion import ShapeError, result_type
 
 
 def _integral_binary(prim, input, other, op: str):
@@ -21,25 +21,25 @@ def _integral_binary(prim, input, other, op: str):
     return prim(a, b)
 
 
-@symbol(torch.bitwise_and)
+@symbol(torch.bitwise_and, methods=("bitwise_and", "__and__", "__rand__"))
 def bitwise_and(input, other):
     """input & other (masks: elementwise and)"""
     return _integral_binary(prims.bitwise_and, input, other, "&")
 
 
-@symbol(torch.bitwise_or)
+@symbol(torch.bitwise_or, methods=("bitwise_or", "__or__", "__ror__"))
 def bitwise_or(input, other):
     """input | other"""
     return _integral_binary(prims.bitwise_or, input, other, "|")
 
 
-@symbol(torch.bitwise_xor)
+@symbol(torch.bitwise_xor, methods=("bitwise_xor", "__xor__", "__rxor__"))
 def bitwise_xor(input, other):
     """input ^ other"""
     return _integral_binary(prims.bitwise_xor, input, other, "^")
 
 
-@symbol(torch.bitwise_not)
+@symbol(torch.bitwise_not, methods=("bitwise_not", "__invert__"))
 def bitwise_not(input):
     """~input"""
     input = expect_tensor(input, "~")
@@ -52,72 +52,21 @@ def _as_bool(x):
     return convert(x, dtypes.bool8) if is_tensor(x) else bool(x)
 
 
-@symbol(torch.logical_and)
+@symbol(torch.logical_and, methods=("logical_and",))
 def logical_and(input, other):
     """nonzero(input) and nonzero(other), as bool"""
     a, b = broadcast_all(_as_bool(input), _as_bool(other))
     return prims.bitwise_and(a, b)
 
 
-@symbol(torch.logical_or)
+@symbol(torch.logical_or, methods=("logical_or",))
 def logical_or(input, other):
     """nonzero(input) or nonzero(other), as bool"""
     a, b = broadcast_all(_as_bool(input), _as_bool(other))
     return prims.bitwise_or(a, b)
 
 
-@symbol(torch.logical_not)
+@symbol(torch.logical_not, methods=("logical_not",))
 def logical_not(input):
     """not nonzero(input), as bool"""
     return prims.logical_not(expect_tensor(input, "logical_not"))
-
-
-def _all_or_any(input, dim, keepdim, *, want_all: bool):
-    input = expect_tensor(input, "all" if want_all else "any")
-    flags = convert(input, dtypes.bool8)
-    dims = canonical_dims(dim, input.ndim)
-    # all = no element is false; any = some element is true: reduce as integers.
-    counted = flags if want_all is False else prims.logical_not(flags)
-    total = prims.sum(convert(counted, dtypes.int64), dims)
-    out = prims.eq(total, 0) if want_all else prims.ne(total, 0)
-    out = out if input.dtype != dtypes.uint8 else convert(out, dtypes.uint8)
-    return keepdim_reshape(out, input, dims) if keepdim else out
-
-
-@symbol(torch.all)
-def all(input, dim=None, keepdim=False):
-    """true where every element (along dim) is nonzero"""
-    return _all_or_any(input, dim, keepdim, want_all=True)
-
-
-@symbol(torch.any)
-def any(input, dim=None, keepdim=False):
-    """true where some element (along dim) is nonzero"""
-    return _all_or_any(input, dim, keepdim, want_all=False)
-
-
-@symbol(torch.diff)
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """differences of neighbours along dim, n times (after prepend/append)"""
-    input = expect_tensor(input, "diff")
-    d = canonical_dim(dim, input.ndim)
-    parts = [t for t in (prepend, input, append) if t is not None]
-    if len(parts) > 1:
-        dtype = result_type(*parts)
-        parts = [convert(expect_tensor(t, "diff"), dtype) for t in parts]
-        x = prims.cat(parts, d)
-    else:
-        x = input
-    for _ in range(n):
-        size = x.shape[d]
-        if size == 0:
-            break
-        start = [0] * x.ndim
-        end = list(x.shape)
-        end[d] = size - 1
-        first = prims.slice(x, tuple(start), tuple(end))
-        start[d] = 1
-        end[d] = size
-        second = prims.slice(x, tuple(start), tuple(end))
-        x = prims.ne(second, first) if x.dtype == dtypes.bool8 else prims.sub(second, first)
-    return x

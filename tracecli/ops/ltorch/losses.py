@@ -7,6 +7,7 @@ mse_loss, composed the way torch composes them so that half precision rounds ali
 from __future__ import annotations
 
 import torch.nn.functional as F
+from torch.nn import _reduction
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
@@ -16,6 +17,12 @@ from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, sym
 from tracecli.ops.promotion import ShapeError
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        return _reduction.legacy_get_string(size_average, reduce)
+    return reduction
 
 
 def _check_reduction(reduction: str, op: str) -> None:
@@ -68,7 +75,11 @@ def _target_weights(target, weight, hot, valid, like, class_dim: int):
     return prims.where(valid, _pick(per_class, hot, class_dim), 0.0)
 
 
-@symbol(F.nll_loss)
+def _nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    return nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.nll_loss, adapter=_nll_loss)
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """-weight[t] * input[t] per target t (0 where t is ignore_index), reduced"""
     input, target = expect_tensor(input, "nll_loss"), expect_tensor(target, "nll_loss")
@@ -130,7 +141,13 @@ def _smoothed_loss(logp, target, weight, ignore_index, reduction, label_smoothin
     return ew.add(ew.mul(nll, 1.0 - label_smoothing), ew.mul(smooth, label_smoothing / classes))
 
 
-@symbol(F.cross_entropy)
+def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                   reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+@symbol(F.cross_entropy, adapter=_cross_entropy)
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices, -sum(log_softmax(input) * target) for probabilities"""
     input, target = expect_tensor(input, "cross_entropy"), expect_tensor(target, "cross_entropy")
@@ -153,7 +170,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return nll_loss(logp, target, weight, ignore_index, reduction)
 
 
-@symbol(F.mse_loss)
+def _mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return mse_loss(input, target, _legacy_reduction(size_average, reduce, reduction), weight)
+
+
+@symbol(F.mse_loss, adapter=_mse_loss)
 def mse_loss(input, target, reduction="mean", weight=None):
     """(input - target)², optionally weighted, reduced"""
     input, target = expect_tensor(input, "mse_loss"), expect_tensor(target, "mse_loss")

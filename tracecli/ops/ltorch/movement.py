@@ -1,5 +1,5 @@
 """Data-movement ltorch symbols: split, chunk, unbind, stack, unflatten, repeat,
-repeat_interleave, and the triangle masks triu/tril."""
+repeat_interleave, diff, and the triangle masks triu/tril."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -9,8 +9,11 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.symbol import Tag
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import convert, expect_tensor, shape_arg, symbol
+from tracecli.ops.forms import OPAQUE
+from tracecli.ops.ltorch._base import convert, expect_tensor, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.indexing import slice_along
 from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
 
@@ -31,7 +34,15 @@ def _pieces(input, d: int, sizes: list[int]) -> tuple:
     return tuple(out)
 
 
-@symbol(torch.split)
+def _split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
+    # Tensor.split names its size `split_size`; torch.split `split_size_or_sections`.
+    sections = split_size if split_size is not None else split_size_or_sections
+    if isinstance(sections, TensorValue):
+        return OPAQUE
+    return split(tensor, sections, dim)
+
+
+@symbol(torch.split, methods=("split",), adapter=_split, tags=(Tag.VIEW,))
 def split(input, split_size_or_sections, dim=0):
     """pieces of input along dim: of one size (the last may be smaller) or of the given sizes"""
     input = expect_tensor(input, "split")
@@ -49,7 +60,7 @@ def split(input, split_size_or_sections, dim=0):
     return _pieces(input, d, sizes)
 
 
-@symbol(torch.chunk)
+@symbol(torch.chunk, methods=("chunk",), tags=(Tag.VIEW,))
 def chunk(input, chunks, dim=0):
     """split into at most `chunks` pieces of equal size (the last may be smaller)"""
     input = expect_tensor(input, "chunk")
@@ -63,7 +74,7 @@ def chunk(input, chunks, dim=0):
     return _pieces(input, d, [min(size, n - start) for start in range(0, n, size)])
 
 
-@symbol(torch.unbind)
+@symbol(torch.unbind, methods=("unbind",), tags=(Tag.VIEW,))
 def unbind(input, dim=0):
     """the slices of input along dim, each without that dimension"""
     input = expect_tensor(input, "unbind")
@@ -89,7 +100,7 @@ def stack(tensors, dim=0):
     return parts[0] if len(parts) == 1 else prims.cat(parts, d)
 
 
-@symbol(torch.unflatten)
+@symbol(torch.unflatten, methods=("unflatten",), tags=(Tag.VIEW,))
 def unflatten(input, dim, sizes):
     """dimension dim split into sizes (one may be -1)"""
     input = expect_tensor(input, "unflatten")
@@ -97,6 +108,11 @@ def unflatten(input, dim, sizes):
     inner = infer_shape(shape_arg((sizes,)), input.shape[d])
     shape = input.shape[:d] + inner + input.shape[d + 1 :]
     return input if shape == input.shape else prims.reshape(input, shape)
+
+
+@torch_form(methods=("repeat",))
+def _repeat_method(self, *sizes):
+    return repeat(self, *shape_arg(sizes))
 
 
 @symbol(torch.Tensor.repeat)
@@ -118,7 +134,18 @@ def repeat(input, *sizes):
     return prims.reshape(expanded, tuple(r * s for r, s in zip(sizes, padded, strict=True)))
 
 
-@symbol(torch.repeat_interleave)
+def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if isinstance(repeats, TensorValue) and output_size is None:
+        raise ShapeError(
+            "repeat_interleave with tensor repeats gives a size that depends on their values, which a trace "
+            "does not have; pass output_size= (or repeat by an int)"
+        )
+    if not isinstance(repeats, int):
+        return OPAQUE  # tensor repeats with output_size: torch computes the values
+    return repeat_interleave(input, repeats, dim, output_size=output_size)
+
+
+@symbol(torch.repeat_interleave, methods=("repeat_interleave",), adapter=_repeat_interleave)
 def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     """each element repeated `repeats` times in place along dim (flattened without dim)"""
     input = expect_tensor(input, "repeat_interleave")
@@ -156,13 +183,40 @@ def _triangle(input, diagonal: int, upper: bool):
     return prims.where(keep, input, convert(0, input.dtype))
 
 
-@symbol(torch.triu)
+@symbol(torch.triu, methods=("triu",))
 def triu(input, diagonal=0):
     """the upper triangle of the last two dimensions (zeros below the diagonal)"""
     return _triangle(input, diagonal, upper=True)
 
 
-@symbol(torch.tril)
+@symbol(torch.tril, methods=("tril",))
 def tril(input, diagonal=0):
     """the lower triangle of the last two dimensions (zeros above the diagonal)"""
     return _triangle(input, diagonal, upper=False)
+
+
+@symbol(torch.diff, methods=("diff",))
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """differences of neighbours along dim, n times (after prepend/append)"""
+    input = expect_tensor(input, "diff")
+    d = canonical_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    if len(parts) > 1:
+        dtype = result_type(*parts)
+        parts = [convert(expect_tensor(t, "diff"), dtype) for t in parts]
+        x = prims.cat(parts, d)
+    else:
+        x = input
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        start = [0] * x.ndim
+        end = list(x.shape)
+        end[d] = size - 1
+        first = prims.slice(x, tuple(start), tuple(end))
+        start[d] = 1
+        end[d] = size
+        second = prims.slice(x, tuple(start), tuple(end))
+        x = prims.ne(second, first) if x.dtype == dtypes.bool8 else prims.sub(second, first)
+    return x

@@ -1,6 +1,6 @@
-"""Neural-network ltorch symbols: embedding, dropout and the normalisations (rms_norm,
-batch_norm, group_norm). Attention, convolution and padding, pooling and losses live in
-their own modules."""
+"""Neural-network ltorch symbols: embedding, dropout and the normalisations (layer_norm,
+rms_norm, batch_norm, group_norm). Attention, convolution, pooling and losses live in
+their own modules; padding is a shape op."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 
+import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, keepdim_broadcast, symbol
+from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, keepdim_broadcast, symbol, torch_form
+from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
 # float32's epsilon is what torch's rms_norm defaults to for float32 and the half types
@@ -49,7 +51,21 @@ def along(x, like, dim: int):
 # --- embedding --------------------------------------------------------------------------
 
 
-@symbol(F.embedding)
+def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+               sparse=False):
+    if max_norm is not None:
+        # Renormalises rows of the weight in place before the lookup: left to torch.
+        return opaque_symbol(F.embedding)(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    return embedding(input, weight, padding_idx)
+
+
+@torch_form(torch.embedding)
+def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    # torch.embedding takes the weight first; -1 is its "no padding index".
+    return embedding(indices, weight, None if padding_idx == -1 else padding_idx)
+
+
+@symbol(F.embedding, adapter=_embedding)
 def embedding(input, weight, padding_idx=None):
     """rows of weight picked by the indices in input (padding_idx only matters to gradients)"""
     input, weight = expect_tensor(input, "embedding"), expect_tensor(weight, "embedding")
@@ -71,7 +87,43 @@ def check_probability(p, op: str) -> float:
     return float(p)
 
 
-@symbol(F.dropout, tags=(Tag.RANDOM,))
+def _dropout(input, p=0.5, training=True, inplace=False):
+    check_probability(p, "dropout")
+    if not training or p == 0:
+        return input  # the identity: nothing to record
+    if inplace:
+        raise ShapeError("dropout(..., inplace=True) in training mode overwrites its input; in-place dropout is "
+                         "not traced (use inplace=False)")
+    return dropout(input, p)
+
+
+@torch_form(torch.dropout)
+def _torch_dropout(input, p, train):
+    return _dropout(input, p, train)
+
+
+def _feature_dropout(func, training_default: bool):
+    """dropout1d/2d/3d and the alpha dropouts: the identity outside training; in training
+    their masks (per channel, or with alpha scaling) are left to torch."""
+
+    def adapter(input, p=0.5, training=training_default, inplace=False):
+        check_probability(p, func.__name__)
+        if not training or p == 0:
+            return input
+        return opaque_symbol(func)(input, p, training, inplace)
+
+    adapter.__name__ = f"_{func.__name__}"
+    return torch_form(func)(adapter)
+
+
+for _func, _training_default in (
+    (F.dropout1d, True), (F.dropout2d, True), (F.dropout3d, True), (F.alpha_dropout, False),
+    (F.feature_alpha_dropout, False),
+):
+    _feature_dropout(_func, _training_default)
+
+
+@symbol(F.dropout, adapter=_dropout, tags=(Tag.RANDOM,))
 def dropout(input, p=0.5, training=True):
     """input * bernoulli(1 - p) / (1 - p) in training; the identity otherwise"""
     input = expect_float(input, "dropout")
@@ -102,7 +154,7 @@ def _normalized_dims(input, normalized_shape, op: str) -> tuple[int, ...]:
     return tuple(range(input.ndim - n, input.ndim))
 
 
-@symbol(F.rms_norm)
+@symbol(F.rms_norm, aliases=(torch.rms_norm,))
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x²) + eps) * weight over the trailing normalized_shape"""
     input = expect_float(input, "rms_norm")
@@ -180,6 +232,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return convert(_affine_transform(x, mean, invstd, weight, bias, 1), input.dtype)
 
 
+@torch_form(torch.batch_norm)
+def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+@torch_form(torch.group_norm)
+def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
 @symbol(F.group_norm)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """normalise each group of channels by its own mean and variance, then weight + bias per channel"""
@@ -206,3 +268,38 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         prims.reshape(prims.broadcast_in_dim(s, stats_shape, (0, 1)), input.shape) for s in (mean, invstd)
     )
     return convert(_affine_transform(x, mean, invstd, weight, bias, 1), input.dtype)
+
+
+@symbol(F.layer_norm)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape"""
+    input = expect_tensor(input, "layer_norm")
+    if not input.dtype.is_float:
+        raise ShapeError(f"layer_norm needs a real floating point input, got {input.dtype.name}")
+    normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
+    n = len(normalized_shape)
+    if input.shape[input.ndim - n :] != normalized_shape:
+        raise ShapeError(
+            f"layer_norm: normalized_shape {list(normalized_shape)} does not match the input's "
+            f"trailing dimensions {list(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - n, input.ndim))
+    wide = convert(input, compute_dtype(input.dtype))
+    mean_ = prims.div(prims.sum(wide, dims), float(math.prod(input.shape[d] for d in dims)))
+    centered = prims.sub(wide, keepdim_broadcast(mean_, wide, dims))
+    variance = prims.var(wide, dims, 0.0)
+    rstd = prims.rsqrt(prims.add(variance, float(eps)))
+    out = prims.mul(centered, keepdim_broadcast(rstd, wide, dims))
+    trailing = tuple(range(input.ndim - n, input.ndim))
+    if weight is not None:
+        w = prims.broadcast_in_dim(convert(weight, wide.dtype), input.shape, trailing)
+        out = prims.mul(out, w)
+    if bias is not None:
+        b = prims.broadcast_in_dim(convert(bias, wide.dtype), input.shape, trailing)
+        out = prims.add(out, b)
+    return convert(out, input.dtype)
+
+
+@torch_form(torch.layer_norm)
+def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return layer_norm(input, normalized_shape, weight, bias, eps)

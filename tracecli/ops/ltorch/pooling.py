@@ -9,12 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 
+import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, symbol
+from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
+from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
 
@@ -96,13 +98,32 @@ def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
     return out
 
 
-@symbol(F.max_pool1d)
+def _max_pool_form(name: str, with_indices):
+    def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+        if return_indices:
+            return opaque_symbol(with_indices)(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+        return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+def _torch_max_pool(name: str):
+    # torch.max_pool1d/2d: stride=[] means the kernel size, as None does in F.
+    def adapter(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        return ALL[name](input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+    adapter.__name__ = f"_torch_{name}"
+    return adapter
+
+
+@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d", F.max_pool1d_with_indices))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last dimension"""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool2d)
+@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d", F.max_pool2d_with_indices))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last two dimensions"""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -157,6 +178,10 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
         counts.append(dim_counts)
     return convert(_divide_by_counts(total, counts, pool.lead), input.dtype)
 
+
+
+torch_form(torch.max_pool1d)(_torch_max_pool("max_pool1d"))
+torch_form(torch.max_pool2d)(_torch_max_pool("max_pool2d"))
 
 @symbol(F.avg_pool1d)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):

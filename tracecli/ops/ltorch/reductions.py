@@ -1,4 +1,5 @@
-"""Reductions and the normalisations built on them."""
+"""Reductions: sum, mean, amax, amin, var, all, any, softmax and log_softmax over
+dimensions, and the cumsum scan."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -12,6 +13,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     compute_dtype,
     convert,
@@ -19,8 +21,9 @@ from tracecli.ops.ltorch._base import (
     keepdim_broadcast,
     keepdim_reshape,
     symbol,
+    torch_form,
 )
-from tracecli.ops.promotion import ShapeError, canonical_dims
+from tracecli.ops.promotion import ShapeError, canonical_dim, canonical_dims
 from tracecli.ops.torch_bridge import to_dtype
 
 
@@ -34,7 +37,7 @@ def _count(x, dims) -> int:
     return math.prod(x.shape[d] for d in dims)
 
 
-@symbol(torch.sum)
+@symbol(torch.sum, methods=("sum",))
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """sum over dims (all when dim is None); ints and bools sum as int64"""
     input = expect_tensor(input, "sum")
@@ -45,7 +48,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return _reduce(prims.sum, input, dim, keepdim)
 
 
-@symbol(torch.mean)
+@symbol(torch.mean, methods=("mean",))
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """sum / count, accumulated in float32 for half precision"""
     input = expect_tensor(input, "mean")
@@ -59,19 +62,29 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return keepdim_reshape(out, input, dims) if keepdim else out
 
 
-@symbol(torch.amax)
+@symbol(torch.amax, methods=("amax",))
 def amax(input, dim=(), keepdim=False):
     """maximum over dims"""
     return _reduce(prims.amax, expect_tensor(input, "amax"), dim, keepdim)
 
 
-@symbol(torch.amin)
+@symbol(torch.amin, methods=("amin",))
 def amin(input, dim=(), keepdim=False):
     """minimum over dims"""
     return _reduce(prims.amin, expect_tensor(input, "amin"), dim, keepdim)
 
 
-@symbol(torch.var)
+def _var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if input.dtype.is_complex:
+        return OPAQUE  # a real variance of complex values: no prim computes it
+    if isinstance(dim, bool):  # the legacy var(input, unbiased) form
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return var(input, dim, correction=correction, keepdim=keepdim)
+
+
+@symbol(torch.var, methods=("var",), adapter=_var)
 def var(input, dim=None, *, correction=1, keepdim=False):
     """variance over dims with Bessel's correction by default"""
     input = expect_tensor(input, "var")
@@ -92,13 +105,13 @@ def _softmax_parts(x, dim, dtype):
         raise ShapeError("softmax needs an explicit dim")
     dims = canonical_dims(dim, x.ndim)
     wide = convert(x, compute_dtype(out_dtype))
-    if any(x.shape[d] == 0 for d in dims):
+    if 0 in (x.shape[d] for d in dims):
         return wide, dims, out_dtype  # no elements, no maximum to shift by
     shifted = prims.sub(wide, keepdim_broadcast(prims.amax(wide, dims), wide, dims))
     return shifted, dims, out_dtype
 
 
-@symbol(torch.softmax)
+@symbol(torch.softmax, aliases=(torch.special.softmax,), methods=("softmax",))
 def softmax(input, dim, dtype=None):
     """exp(x - max) / sum(exp(x - max)) along dim"""
     shifted, dims, out_dtype = _softmax_parts(input, dim, dtype)
@@ -107,7 +120,7 @@ def softmax(input, dim, dtype=None):
     return convert(out, out_dtype)
 
 
-@symbol(torch.log_softmax)
+@symbol(torch.log_softmax, aliases=(torch.special.log_softmax,), methods=("log_softmax",))
 def log_softmax(input, dim, dtype=None):
     """(x - max) - log(sum(exp(x - max))) along dim"""
     shifted, dims, out_dtype = _softmax_parts(input, dim, dtype)
@@ -116,31 +129,49 @@ def log_softmax(input, dim, dtype=None):
     return convert(out, out_dtype)
 
 
-@symbol(F.layer_norm)
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
-    """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape"""
-    input = expect_tensor(input, "layer_norm")
-    if not input.dtype.is_float:
-        raise ShapeError(f"layer_norm needs a real floating point input, got {input.dtype.name}")
-    normalized_shape = tuple(normalized_shape) if not isinstance(normalized_shape, int) else (normalized_shape,)
-    n = len(normalized_shape)
-    if input.shape[input.ndim - n :] != normalized_shape:
-        raise ShapeError(
-            f"layer_norm: normalized_shape {list(normalized_shape)} does not match the input's "
-            f"trailing dimensions {list(input.shape)}"
-        )
-    dims = tuple(range(input.ndim - n, input.ndim))
-    wide = convert(input, compute_dtype(input.dtype))
-    mean_ = prims.div(prims.sum(wide, dims), float(_count(input, dims)))
-    centered = prims.sub(wide, keepdim_broadcast(mean_, wide, dims))
-    variance = prims.var(wide, dims, 0.0)
-    rstd = prims.rsqrt(prims.add(variance, float(eps)))
-    out = prims.mul(centered, keepdim_broadcast(rstd, wide, dims))
-    trailing = tuple(range(input.ndim - n, input.ndim))
-    if weight is not None:
-        w = prims.broadcast_in_dim(convert(weight, wide.dtype), input.shape, trailing)
-        out = prims.mul(out, w)
-    if bias is not None:
-        b = prims.broadcast_in_dim(convert(bias, wide.dtype), input.shape, trailing)
-        out = prims.add(out, b)
-    return convert(out, input.dtype)
+def _all_or_any(input, dim, keepdim, *, want_all: bool):
+    input = expect_tensor(input, "all" if want_all else "any")
+    flags = convert(input, dtypes.bool8)
+    dims = canonical_dims(dim, input.ndim)
+    # all = no element is false; any = some element is true: reduce as integers.
+    counted = flags if want_all is False else prims.logical_not(flags)
+    total = prims.sum(convert(counted, dtypes.int64), dims)
+    out = prims.eq(total, 0) if want_all else prims.ne(total, 0)
+    out = out if input.dtype != dtypes.uint8 else convert(out, dtypes.uint8)
+    return keepdim_reshape(out, input, dims) if keepdim else out
+
+
+@torch_form(F.softmax)
+def _f_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(input, dim, dtype=dtype)
+
+
+@torch_form(F.log_softmax)
+def _f_log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return log_softmax(input, dim, dtype=dtype)
+
+
+@symbol(torch.all, methods=("all",))
+def all(input, dim=None, keepdim=False):
+    """true where every element (along dim) is nonzero"""
+    return _all_or_any(input, dim, keepdim, want_all=True)
+
+
+@symbol(torch.any, methods=("any",))
+def any(input, dim=None, keepdim=False):
+    """true where some element (along dim) is nonzero"""
+    return _all_or_any(input, dim, keepdim, want_all=False)
+
+
+@symbol(torch.cumsum, methods=("cumsum",))
+def cumsum(input, dim, *, dtype=None):
+    """running sums along dim; bools and ints sum as int64"""
+    input = expect_tensor(input, "cumsum")
+    if dtype is not None:
+        input = convert(input, to_dtype(dtype))
+    elif input.dtype.kind in ("bool", "int"):
+        input = convert(input, dtypes.int64)
+    d = canonical_dim(dim, input.ndim)
+    # Half precision accumulates in float32 and rounds each sum once, as torch's kernel does.
+    wide = compute_dtype(input.dtype)
+    return convert(prims.cumsum(convert(input, wide), d), input.dtype)

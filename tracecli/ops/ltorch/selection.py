@@ -1,5 +1,5 @@
-"""Selection by value and scans: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk, clamp, cumsum.
+"""Selection by value: max/min along a dim (values and indices), argmax/argmin,
+sort/argsort, topk.
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -14,10 +14,12 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.ops.ltorch._base import broadcast_all, compute_dtype, convert, expect_tensor, keepdim_reshape, symbol
-from tracecli.ops.promotion import ShapeError, canonical_dim, result_type
-from tracecli.ops.torch_bridge import to_dtype
+from tracecli.ops.forms import OPAQUE
+from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol
+from tracecli.ops.ltorch.elementwise import maximum, minimum
+from tracecli.ops.promotion import ShapeError, canonical_dim
 
 
 def _orderable(input, op: str):
@@ -38,13 +40,30 @@ def _extremum(input, dim, keepdim, values_prim, index_prim, kind, op: str):
     return kind((values, indices))
 
 
-@symbol(torch.max, name="max")
+def _extremum_form(binary, name: str):
+    """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices);
+    the full reduction max(a) is left to torch."""
+
+    def adapter(input, dim=None, keepdim=False, *, other=None):
+        if isinstance(dim, TensorValue):
+            dim, other = None, dim
+        if other is not None:
+            return binary(input, other) if isinstance(other, TensorValue) else OPAQUE
+        if dim is None:
+            return OPAQUE
+        return ALL[name](input, dim, keepdim)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max"), name="max")
 def max_(input, dim, keepdim=False):
     """(values, indices) of the maximum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amax, prims.argmax, torch.return_types.max, "max")
 
 
-@symbol(torch.min, name="min")
+@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min"), name="min")
 def min_(input, dim, keepdim=False):
     """(values, indices) of the minimum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amin, prims.argmin, torch.return_types.min, "min")
@@ -63,19 +82,28 @@ def _arg_extremum(input, dim, keepdim, prim, op: str):
     return keepdim_reshape(out, input, (d,)) if keepdim else out
 
 
-@symbol(torch.argmax)
+@symbol(torch.argmax, methods=("argmax",))
 def argmax(input, dim=None, keepdim=False):
     """the index of the maximum (flattened without dim)"""
     return _arg_extremum(input, dim, keepdim, prims.argmax, "argmax")
 
 
-@symbol(torch.argmin)
+@symbol(torch.argmin, methods=("argmin",))
 def argmin(input, dim=None, keepdim=False):
     """the index of the minimum (flattened without dim)"""
     return _arg_extremum(input, dim, keepdim, prims.argmin, "argmin")
 
 
-@symbol(torch.sort)
+def _sorting_form(name: str):
+    # torch.sort(x, stable=None) means not stable.
+    def adapter(input, dim=-1, descending=False, stable=None):
+        return ALL[name](input, dim, descending, stable=bool(stable))
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(torch.sort, methods=("sort",), adapter=_sorting_form("sort"))
 def sort(input, dim=-1, descending=False, *, stable=False):
     """(values, indices) sorted along dim"""
     input = _orderable(input, "sort")
@@ -83,14 +111,14 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     return torch.return_types.sort((values, indices))
 
 
-@symbol(torch.argsort)
+@symbol(torch.argsort, methods=("argsort",), adapter=_sorting_form("argsort"))
 def argsort(input, dim=-1, descending=False, *, stable=False):
     """the indices that sort input along dim"""
     input = _orderable(input, "argsort")
     return prims.sort(input, canonical_dim(dim, input.ndim), bool(descending), bool(stable))[1]
 
 
-@symbol(torch.topk)
+@symbol(torch.topk, methods=("topk",))
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the k largest (or smallest) along dim"""
     input = _orderable(input, "topk")
@@ -98,33 +126,3 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise ShapeError("topk does not support bool input")
     values, indices = prims.topk(input, k, canonical_dim(dim, input.ndim), bool(largest), bool(sorted))
     return torch.return_types.topk((values, indices))
-
-
-@symbol(torch.clamp)
-def clamp(input, min=None, max=None):
-    """input limited to [min, max] (numbers or tensors, promoting like arithmetic)"""
-    input = expect_tensor(input, "clamp")
-    if min is None and max is None:
-        raise ShapeError("clamp needs at least one of min and max")
-    dtype = result_type(input, min, max)
-    if dtype.kind in ("bool", "complex"):
-        raise ShapeError(f"clamp is not defined for {dtype.name}")
-    bounds = (None if bound is None else convert(bound, dtype) for bound in (min, max))
-    x, low, high = broadcast_all(convert(input, dtype), *bounds)
-    # max first, then min: where min > max, torch's result is max too.
-    out = x if low is None else prims.maximum(x, low)
-    return out if high is None else prims.minimum(out, high)
-
-
-@symbol(torch.cumsum)
-def cumsum(input, dim, *, dtype=None):
-    """running sums along dim; bools and ints sum as int64"""
-    input = expect_tensor(input, "cumsum")
-    if dtype is not None:
-        input = convert(input, to_dtype(dtype))
-    elif input.dtype.kind in ("bool", "int"):
-        input = convert(input, dtypes.int64)
-    d = canonical_dim(dim, input.ndim)
-    # Half precision accumulates in float32 and rounds each sum once, as torch's kernel does.
-    wide = compute_dtype(input.dtype)
-    return convert(prims.cumsum(convert(input, wide), d), input.dtype)

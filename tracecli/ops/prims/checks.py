@@ -7,7 +7,7 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
-from tracecli.ops.prims.base import _prim
+from tracecli.ops.prims.base import prim
 from tracecli.ops.promotion import ShapeError
 
 
@@ -21,4 +21,4 @@ def _check_all(cond: torch.Tensor) -> None:
     torch._check_tensor_all(cond)
 
 
-check_all = _prim("check_all", _check_meta, _check_all, tags=(Tag.CHECK,))
+check_all = prim("check_all", _check_meta, _check_all, tags=(Tag.CHECK,))

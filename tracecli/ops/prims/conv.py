@@ -1,17 +1,12 @@
-"""Prims for neural-network ops (convolution, constant padding, row lookup, Bernoulli
-sampling), declared with `base._prim`."""
+"""Convolution prims."""
 
 from __future__ import annotations
 
 import torch
 
-from tracecli.core.dtypes import DType
-from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorType, TensorValue
-from tracecli.ops.prims.base import _prim, _tdt
+from tracecli.ops.prims.base import prim
 from tracecli.ops.promotion import ShapeError
-
-# --- convolution ----------------------------------------------------------------------
 
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
@@ -65,48 +60,7 @@ def _convolution(x, weight, bias, stride, padding, dilation, groups):
     )
 
 
-convolution = _prim(
+convolution = prim(
     "convolution", _convolution_meta, _convolution,
     doc="N-d convolution of a batched input: explicit per-dimension stride, padding and dilation",
-)
-
-# --- constant padding -----------------------------------------------------------------
-
-
-def _pad_meta(x: TensorValue, value, padding) -> TensorType:
-    padding = tuple(tuple(p) for p in padding)
-    if len(padding) != x.ndim or any(len(p) != 2 for p in padding):
-        raise ShapeError(f"prims.pad needs one (low, high) pair per dimension of {list(x.shape)}")
-    if any(lo < 0 or hi < 0 for lo, hi in padding):
-        raise ShapeError("prims.pad only adds elements: crop with prims.slice")
-    return TensorType(tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, padding, strict=True)), x.dtype, x.device)
-
-
-def _pad(x, value, padding):
-    flat = [amount for lo_hi in reversed(padding) for amount in lo_hi]  # torch lists the last dim first
-    return torch.constant_pad_nd(x, flat, value)
-
-
-pad = _prim("pad", _pad_meta, _pad, doc="x surrounded by `value`: (low, high) amounts per dimension")
-
-# --- Bernoulli sampling -----------------------------------------------------------------------
-
-
-def _bernoulli_meta(shape, p, *, device, dtype: DType) -> TensorType:
-    if not dtype.is_float:
-        raise ShapeError(f"prims.bernoulli samples floating point values, got {dtype.name}")
-    if not 0.0 <= p <= 1.0:
-        raise ShapeError(f"bernoulli probability must be in [0, 1], got {p}")
-    return TensorType(tuple(shape), dtype, device)
-
-
-def _bernoulli(shape, p, *, device, dtype):
-    # The draw eager dropout makes on CPU (`empty_like(input).bernoulli_(1 - p)`): the same
-    # RNG stream, so the same mask for a contiguous input of this shape.
-    return torch.empty(shape, device=device, dtype=_tdt(dtype)).bernoulli_(p)
-
-
-bernoulli = _prim(
-    "bernoulli", _bernoulli_meta, _bernoulli, tags=(Tag.RANDOM,),
-    doc="ones with probability p, else zeros",
 )

@@ -1,0 +1,68 @@
+"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension."""
+
+from __future__ import annotations
+
+import torch
+
+from tracecli.core import dtypes
+from tracecli.core.values import TensorType, TensorValue
+from tracecli.ops.prims.base import check_dim, prim
+from tracecli.ops.promotion import ShapeError
+
+
+def _size(x: TensorValue, dim: int) -> int:
+    return x.shape[dim] if x.ndim else 1
+
+
+# --- selection by value -----------------------------------------------------------
+
+
+def _reduced_shape(x: TensorValue, dim: int) -> tuple[int, ...]:
+    return x.shape[:dim] + x.shape[dim + 1 :]
+
+
+def _arg_meta(name: str):
+    def meta(x: TensorValue, dim: int) -> TensorType:
+        if x.dtype.kind in ("bool", "complex"):
+            raise ShapeError(f"prims.{name} does not accept {x.dtype.name} operands")
+        check_dim(name, x, dim)
+        if _size(x, dim) == 0:
+            raise ShapeError(f"prims.{name}: dimension {dim} of {list(x.shape)} is empty")
+        return TensorType(_reduced_shape(x, dim), dtypes.int64, x.device)
+
+    return meta
+
+
+argmax = prim("argmax", _arg_meta("argmax"), lambda x, dim: torch.argmax(x, dim))
+argmin = prim("argmin", _arg_meta("argmin"), lambda x, dim: torch.argmin(x, dim))
+
+
+def _sort_meta(x: TensorValue, dim: int, descending: bool, stable: bool) -> tuple[TensorType, TensorType]:
+    if x.dtype.is_complex:
+        raise ShapeError("prims.sort does not accept complex operands")
+    check_dim("sort", x, dim)
+    return x.type, TensorType(x.shape, dtypes.int64, x.device)
+
+
+def _sort(x, dim, descending, stable):
+    return tuple(torch.sort(x, dim=dim, descending=descending, stable=stable))
+
+
+sort = prim("sort", _sort_meta, _sort, doc="(values, indices) of x sorted along dim")
+
+
+def _topk_meta(x: TensorValue, k: int, dim: int, largest: bool, sorted: bool) -> tuple[TensorType, TensorType]:  # noqa: A002
+    if x.dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"prims.topk does not accept {x.dtype.name} operands")
+    check_dim("topk", x, dim)
+    if not 0 <= k <= _size(x, dim):
+        raise ShapeError(f"prims.topk: k={k} is out of range for dimension {dim} of {list(x.shape)}")
+    shape = x.shape[:dim] + (k,) + x.shape[dim + 1 :] if x.ndim else ()
+    return TensorType(shape, x.dtype, x.device), TensorType(shape, dtypes.int64, x.device)
+
+
+def _topk(x, k, dim, largest, sorted):  # noqa: A002
+    return tuple(torch.topk(x, k, dim, largest, sorted))
+
+
+topk = prim("topk", _topk_meta, _topk, doc="(values, indices) of the k largest (or smallest) along dim")

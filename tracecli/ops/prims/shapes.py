@@ -1,0 +1,104 @@
+"""Shape prims: broadcast_in_dim, reshape, transpose, slice, cat, and constant padding."""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import torch
+
+from tracecli.core.values import TensorType, TensorValue
+from tracecli.ops.prims.base import prim
+from tracecli.ops.promotion import ShapeError
+
+
+def _broadcast_in_dim_meta(x: TensorValue, shape, broadcast_dims) -> TensorType:
+    shape, broadcast_dims = tuple(shape), tuple(broadcast_dims)
+    if len(broadcast_dims) != x.ndim:
+        raise ShapeError("prims.broadcast_in_dim needs one target dimension per input dimension")
+    for d, target in zip(x.shape, broadcast_dims, strict=True):
+        if d != 1 and d != shape[target]:
+            raise ShapeError(f"cannot broadcast {list(x.shape)} to {list(shape)}")
+    return TensorType(shape, x.dtype, x.device)
+
+
+def _broadcast_in_dim(x: torch.Tensor, shape, broadcast_dims):
+    view = [1] * len(shape)
+    for d, target in zip(x.shape, broadcast_dims, strict=True):
+        view[target] = d
+    return x.reshape(view).expand(shape)
+
+
+broadcast_in_dim = prim("broadcast_in_dim", _broadcast_in_dim_meta, _broadcast_in_dim)
+
+
+def _reshape_meta(x: TensorValue, shape) -> TensorType:
+    shape = tuple(shape)
+    if math.prod(shape) != x.numel:
+        raise ShapeError(f"cannot reshape {list(x.shape)} to {list(shape)}")
+    return TensorType(shape, x.dtype, x.device)
+
+
+reshape = prim("reshape", _reshape_meta, torch.reshape)
+
+
+def _transpose_meta(x: TensorValue, permutation) -> TensorType:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ShapeError(f"{list(permutation)} is not a permutation of {x.ndim} dimensions")
+    return TensorType(tuple(x.shape[p] for p in permutation), x.dtype, x.device)
+
+
+transpose = prim("transpose", _transpose_meta, torch.permute)
+
+
+def _slice_meta(x: TensorValue, start_indices, end_indices, strides=None) -> TensorType:
+    strides = strides or (1,) * x.ndim
+    shape = []
+    for size, lo, hi, step in zip(x.shape, start_indices, end_indices, strides, strict=True):
+        if not 0 <= lo <= hi <= size or step < 1:
+            raise ShapeError(f"slice [{lo}:{hi}:{step}] is out of bounds for size {size}")
+        shape.append((hi - lo + step - 1) // step)
+    return TensorType(tuple(shape), x.dtype, x.device)
+
+
+def _slice(x: torch.Tensor, start_indices, end_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    return x[tuple(builtins.slice(lo, hi, s) for lo, hi, s in zip(start_indices, end_indices, strides, strict=True))]
+
+
+slice = prim("slice", _slice_meta, _slice)  # noqa: A001 - printed as prims.slice
+
+
+def _cat_meta(tensors, dim: int) -> TensorType:
+    first = tensors[0]
+    size = 0
+    for t in tensors:
+        if t.ndim != first.ndim or t.dtype != first.dtype or t.device != first.device:
+            raise ShapeError("prims.cat operands must share rank, dtype and device")
+        if any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True)) if i != dim):
+            raise ShapeError(f"cannot concatenate {list(first.shape)} and {list(t.shape)} along {dim}")
+        size += t.shape[dim]
+    return TensorType(first.shape[:dim] + (size,) + first.shape[dim + 1 :], first.dtype, first.device)
+
+
+cat = prim("cat", _cat_meta, torch.cat)
+
+# --- constant padding -----------------------------------------------------------------
+
+
+def _pad_meta(x: TensorValue, value, padding) -> TensorType:
+    padding = tuple(tuple(p) for p in padding)
+    if len(padding) != x.ndim or any(len(p) != 2 for p in padding):
+        raise ShapeError(f"prims.pad needs one (low, high) pair per dimension of {list(x.shape)}")
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        raise ShapeError("prims.pad only adds elements: crop with prims.slice")
+    return TensorType(tuple(d + lo + hi for d, (lo, hi) in zip(x.shape, padding, strict=True)), x.dtype, x.device)
+
+
+def _pad(x, value, padding):
+    flat = [amount for lo_hi in reversed(padding) for amount in lo_hi]  # torch lists the last dim first
+    return torch.constant_pad_nd(x, flat, value)
+
+
+pad = prim("pad", _pad_meta, _pad, doc="x surrounded by `value`: (low, high) amounts per dimension")
+
