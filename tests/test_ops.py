@@ -18,7 +18,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.op_harness import (
+from tests.ops.harness import (
     DT,
     FLOATS,
     SEED,

@@ -1,7 +1,7 @@
 """The op matrix for indexing, data movement, selection and contractions, and for the
 building blocks real models make of them (rotary embeddings, causal masks, attention
 reshapes). Each case is checked eager vs traced at the ltorch level and lowered to
-prims (see tests/op_harness.py); forms eager refuses must be refused while tracing,
+prims (see tests/ops/harness.py); forms eager refuses must be refused while tracing,
 and forms ltorch leaves to torch must stay opaque calls that still agree with eager.
 """
 
@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from tests.op_harness import DT, FLOATS, SEED, Case, L, T, assert_matches, case_adder, check_case, check_refused
+from tests.ops.harness import DT, FLOATS, SEED, Case, L, T, assert_matches, case_adder, check_case, check_refused
 from tracecli.core.errors import TracingError
 from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable

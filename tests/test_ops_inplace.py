@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.op_harness import Case, T, case_adder, check_case
+from tests.ops.harness import Case, T, case_adder, check_case
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
 from tracecli.core.symbol import Tag

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tests.op_harness import Case, L, T, case_adder, check_case
+from tests.ops.harness import Case, L, T, case_adder, check_case
 
 CASES: list[Case] = []
 case = case_adder(CASES)

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tests.op_harness import FLOATS, SEED, Case, L, T, assert_matches, case_adder, check_case, entry
+from tests.ops.harness import FLOATS, SEED, Case, L, T, assert_matches, case_adder, check_case, entry
 from tracecli.core import dtypes
 from tracecli.core.errors import TracingError
 from tracecli.core.symbol import Tag
