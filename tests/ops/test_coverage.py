@@ -1,16 +1,16 @@
-"""Every ltorch symbol has a case in the op matrix, whichever test_ops*.py file holds it,
-and case ids are unique across those files."""
+"""Every ltorch symbol has a case in the op matrix, whichever tests/ops module holds it,
+and case ids are unique across those modules."""
 
 import importlib
 from pathlib import Path
 
 from tracecli.ops import ltorch
 
-OP_MODULES = sorted(p.stem for p in Path(__file__).parent.glob("test_ops*.py"))
+OP_MODULES = sorted(p.stem for p in Path(__file__).parent.glob("test_*.py") if p.stem != "test_coverage")
 
 
 def _all_cases() -> list:
-    return [case for name in OP_MODULES for case in importlib.import_module(f"tests.{name}").CASES]
+    return [case for name in OP_MODULES for case in importlib.import_module(f"tests.ops.{name}").CASES]
 
 
 def test_every_ltorch_symbol_has_a_case():
