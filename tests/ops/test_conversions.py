@@ -1,6 +1,8 @@
 """The conversions: `to` in all its spellings (float(), long(), type_as, to(dtype),
 to(device, dtype), ...) and clone, and their prims (convert_element_type,
-device_put, clone)."""
+device_put, clone). device_put has no case a CPU-only machine can run (a move to
+another device), so its meta rule is checked here directly against its
+implementation, moving to the meta device."""
 
 from __future__ import annotations
 
@@ -9,7 +11,10 @@ import math
 import pytest
 import torch
 
-from tests.ops.harness import DT, Case, L, T, case_adder, check_case
+from tests.ops.harness import DT, Case, L, T, case_adder, check_case, tensor_value
+from tracecli.core import dtypes
+from tracecli.core.values import TensorType
+from tracecli.ops import prims
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -41,3 +46,10 @@ case("clone", "function", torch.clone, T("f32", (3,)))
 def test_op(case: Case):
     check_case(case)
 
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_device_put_meta_matches_impl(device):
+    got = prims.device_put.impl(torch.rand(2, 3, dtype=torch.float16), device)
+    want = prims.device_put.meta(tensor_value((2, 3), dtypes.float16), device)
+    assert want == TensorType(tuple(got.shape), dtypes.float16, str(got.device))
+    assert want == TensorType((2, 3), dtypes.float16, device)
