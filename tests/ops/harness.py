@@ -1,6 +1,9 @@
 """Shared machinery of the op matrix: argument specs, cases, and the check every case
 goes through (trace, verify, no opaque calls, recorded types equal to what the
-implementations return, torch level and prims level against eager)."""
+implementations return, torch level and prims level against eager); the checks for
+forms left to torch and forms refused; the prim-level meta-vs-impl check; and the
+data more than one family's module uses (the unary-op case generator, extreme values,
+nn.Module instances built from a fixed seed)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import map_values, tree_leaves
@@ -20,7 +24,9 @@ from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.executors.compare import compare_outputs
 from tracecli.frontend.tracer import trace_callable
-from tracecli.ops.torch_bridge import TO_TORCH
+from tracecli.ops import prims
+from tracecli.ops.promotion import ShapeError
+from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH
 from tracecli.passes.lower import lower
 
 SEED = 1234
@@ -73,6 +79,9 @@ class T:
 
     def __str__(self) -> str:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+X3 = T("f32", (2, 3, 4))  # the three-dimensional input of many cases
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,40 @@ def case_adder(cases: list[Case]) -> Callable[..., None]:
     return case
 
 
+def rows_by_id(rows) -> list:
+    """pytest params from rows `(id, *values)`: the tables of forms below read as data."""
+    return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
+def module(factory: Callable, *, buffers: dict | None = None) -> torch.nn.Module:
+    """An nn.Module built from a fixed seed without touching the global RNG; `buffers`
+    gives running statistics values for normalisation layers."""
+    with torch.random.fork_rng():
+        torch.manual_seed(SEED)
+        mod = factory()
+        for name, make in (buffers or {}).items():
+            getattr(mod, name).copy_(make())
+    return mod
+
+
+def unary_cases(case: Callable[..., None], table: dict) -> None:
+    """Cases for unary ops given as `{symbol: (forms, dtypes, domain)}`: the first form
+    at every rank in float32 and in every dtype, the other forms on two inputs."""
+    for symbol, (forms, supported, domain) in table.items():
+        first_form, first = next(iter(forms.items()))
+        for shape in SHAPES:
+            case(symbol, first_form, first, T("f32", shape, domain))
+        for dtype in supported:
+            if dtype != "f32":  # f32 is the shape matrix above
+                case(symbol, first_form, first, T(dtype, (3, 4), domain))
+        for form, fn in list(forms.items())[1:]:
+            case(symbol, form, fn, T("f32", (2, 3, 4), domain))
+            case(symbol, form, fn, T("bf16", (5,), domain))
+
+
+# Where the formulas of smooth unary ops saturate or lose precision: large magnitudes, exact zeros.
+EXTREMES = (-40.0, -10.0, -1e-4, 0.0, 1e-4, 10.0, 40.0, 88.0)
+
 
 def _torch_constant(obj):
     """A constant argument as the executors see it: IR dtypes become torch dtypes."""
@@ -189,7 +232,6 @@ def assert_matches(level: str, trace: Trace, expected, actual, exact: bool) -> N
             assert torch.equal(e, a), f"{level} level is not bitwise equal to eager: {a} vs {e}"
 
 
-
 def check_case(case: Case) -> None:
     """Everything the op matrix asserts about one case."""
     args = case.make_args()
@@ -221,11 +263,95 @@ def check_case(case: Case) -> None:
         assert_matches(level, t, expected, actual, exact=case.exact)
 
 
+EAGER_ERRORS = (RuntimeError, TypeError, ValueError, NotImplementedError, IndexError)
+
+
 def check_refused(fn: Callable, arg) -> None:
     """A call eager torch rejects is rejected while tracing too, as a TracingError at the
     user's line rather than a crash or a wrong trace."""
     x = arg.make(torch.Generator().manual_seed(SEED))
-    with pytest.raises((RuntimeError, TypeError, ValueError, NotImplementedError, IndexError)):
+    with pytest.raises(EAGER_ERRORS):
         fn(x)
     with pytest.raises(TracingError):
         trace_callable(entry(fn), (x,), name="fn")
+
+
+def refusal_tests(rows, *, ours_only=()) -> tuple[Callable, Callable]:
+    """The two tests of a table of refusals, rows `(id, fn, args, message)`, for a test
+    module to bind to its names: `test_refused_with_a_clear_error` (what eager refuses, or
+    what would change state the trace cannot see, stops tracing with an error at the
+    user's line that matches `message`) and `test_eager_refuses_them_too` (the refusals
+    mirror eager's; the rows of `ours_only` are the tracer's alone and are not asked)."""
+
+    @pytest.mark.parametrize(("fn", "args", "message"), rows_by_id((*ours_only, *rows)))
+    def test_refused_with_a_clear_error(fn, args, message):
+        with pytest.raises(TracingError, match=message):
+            trace_callable(entry(fn), args, name="fn")
+
+    @pytest.mark.parametrize(("fn", "args"), rows_by_id(row[:3] for row in rows))
+    def test_eager_refuses_them_too(fn, args):
+        with pytest.raises(EAGER_ERRORS):
+            fn(*args)
+
+    return test_refused_with_a_clear_error, test_eager_refuses_them_too
+
+
+def check_stays_torch_call(fn: Callable, args: tuple, opaque: str) -> list[str]:
+    """A form of a mapped callable that ltorch does not model becomes the opaque call
+    `opaque`, which still runs and agrees with eager (bitwise: the same torch call runs),
+    instead of being forced into the wrong symbol. Returns the recorded qualnames."""
+    gen = torch.Generator().manual_seed(SEED)
+    args = tuple(a.make(gen) if isinstance(a, (T, L)) else a for a in args)
+    program = trace_callable(entry(fn), args, name="fn")
+    recorded = [b.symbol.qualname for b in program.trace.bsyms]
+    assert opaque in recorded, recorded
+    expected = _run(fn, args, random=True)
+    actual = _run(compile_trace(program.trace), program.inputs, random=True)
+    assert_matches("torch", program.trace, expected, actual, exact=True)
+    return recorded
+
+
+# --- prims: each meta rule promises what its implementation returns ---------------------------
+
+PRIM_DTYPES = ("f32", "f64", "f16", "bf16", "i64", "i32", "u8", "bool", "c64")
+
+
+def tensor_value(shape: tuple[int, ...], dtype: DType = dtypes.float32, name: str = "v") -> TensorValue:
+    """A CPU tensor value, as a prim's meta rule receives it."""
+    return TensorValue(name, shape, dtype, "cpu")
+
+
+def _prim_operands(name: str, dtype: str) -> list[tuple]:
+    """(meta arguments, impl arguments) for each operand form an elementwise prim takes:
+    tensors only, and for binary prims a number (in the tensor's Python type) on either side."""
+    gen = torch.Generator().manual_seed(SEED)
+    torch_dtype = DT[dtype]
+    # Positive, away from zero: no division by zero, no log of negatives.
+    x = (torch.rand((2, 3), generator=gen) * 3 + 1).to(torch_dtype)
+    y = (torch.rand((2, 3), generator=gen) * 3 + 1).to(torch_dtype)
+    vx, vy = (TensorValue(n, (2, 3), FROM_TORCH[torch_dtype], "cpu") for n in ("x", "y"))
+    if prims.ALL[name].meta.__code__.co_argcount == 1:
+        return [((vx,), (x,))]
+    number = {torch.bool: True}.get(torch_dtype, 2.0 if torch_dtype.is_floating_point else 2)
+    if torch_dtype.is_complex:
+        number = 2 + 1j
+    return [((vx, vy), (x, y)), ((vx, number), (x, number)), ((number, vy), (number, y))]
+
+
+def check_elementwise_prim_meta_matches_impl(name: str, dtype: str) -> None:
+    """An elementwise prim either refuses a dtype at trace time or its implementation
+    returns exactly the shape and dtype its meta rule recorded."""
+    sym = prims.ALL[name]
+    for meta_args, impl_args in _prim_operands(name, dtype):
+        try:
+            want = sym.meta(*meta_args)
+        except ShapeError:
+            continue
+        got = sym.impl(*impl_args)
+        assert (tuple(got.shape), got.dtype) == (want.shape, TO_TORCH[want.dtype]), meta_args
+
+
+def float32_operands(name: str) -> tuple:
+    """The operands of an elementwise prim, all float32 tensors."""
+    value = TensorValue("x", (2,), FROM_TORCH[torch.float32], "cpu")
+    return (value,) if prims.ALL[name].meta.__code__.co_argcount == 1 else (value, value)

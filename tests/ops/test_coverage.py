@@ -1,0 +1,163 @@
+"""The op tests line up with the op library.
+
+tests/ops holds one module per op family, `test_<family>.py`, beside the family's
+declarations in tracecli/ops/ltorch/<family>.py and tracecli/ops/prims/<family>.py, and
+test_library.py for what spans families (test_declarations.py tests how ops are declared). A symbol's family is `Symbol.family`, the name
+of the module that declares it. Checked here:
+
+- every ltorch symbol has a case somewhere, and case ids are unique across the modules;
+- the family modules are exactly the declared families;
+- a family module holds only cases filed under its family: their first symbol's;
+- every ltorch symbol has a case in its family's module;
+- every prim is exercised by its family's module, in one of two ways:
+  a case of the module records the prim once lowered (`check_case` runs every prim of
+  the lowered trace and compares the type its implementation returns with the one its
+  meta rule recorded), or the module checks the prim's meta rule against its
+  implementation directly, in a test named `test_<prim>_meta_matches_impl` or in a
+  `test_..._meta_matches_impl` parametrized over `name` with the prim among the names
+  (for prims no decomposition uses yet, or only other families' do).
+
+EXPECTED_FAMILIES and EXPECTED_PRIM_FAMILIES write down the assignment once more, so that
+moving an op to another family shows in this file's diff.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tracecli.frontend.tracer import trace_callable
+from tracecli.ops import ltorch, prims
+from tracecli.passes.lower import lower
+
+# Modules about the library, not its cases: this one, and the declarations' own tests.
+_NOT_CASES = {"test_coverage", "test_declarations"}
+OP_MODULES = sorted(p.stem for p in Path(__file__).parent.glob("test_*.py") if p.stem not in _NOT_CASES)
+FAMILY_MODULES = [name for name in OP_MODULES if name != "test_library"]
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"tests.ops.{name}")
+
+
+def _family_module(family: str) -> ModuleType:
+    assert f"test_{family}" in FAMILY_MODULES, f"no tests/ops/test_{family}.py for the family {family!r}"
+    return _module(f"test_{family}")
+
+
+def _all_cases() -> list:
+    return [case for name in OP_MODULES for case in _module(name).CASES]
+
+
+def _by_name(table: dict[str, str]) -> dict[str, str]:
+    return {name: family for family, names in table.items() for name in names.split()}
+
+
+EXPECTED_FAMILIES = _by_name({
+    "elementwise": "add sub rsub mul true_divide floor_divide pow maximum minimum eq ne lt le gt ge neg abs exp log "
+                   "sin cos tanh sqrt rsqrt erf reciprocal where clamp",
+    "activations": "sigmoid relu gelu silu",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
+    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
+    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
+    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
+    "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
+    "selection": "max min argmax argmin sort argsort topk",
+    "linalg": "matmul linear addmm baddbmm outer einsum",
+    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
+    "conversions": "to clone",
+    "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
+    "conv": "conv1d conv2d conv3d",
+    "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d",
+    "losses": "nll_loss cross_entropy mse_loss",
+    "attention": "scaled_dot_product_attention",
+    "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
+    "checks": "check_all",
+})
+EXPECTED_PRIM_FAMILIES = _by_name({
+    "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
+                   "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
+    "reductions": "sum amax amin var cumsum",
+    "shapes": "broadcast_in_dim reshape transpose slice cat pad",
+    "indexing": "take gather",
+    "selection": "argmax argmin sort topk",
+    "linalg": "matmul",
+    "factories": "full iota uniform normal bernoulli",
+    "conversions": "convert_element_type device_put clone",
+    "conv": "convolution",
+    "checks": "check_all",
+})
+
+
+def test_every_ltorch_symbol_has_a_case():
+    covered = {symbol for case in _all_cases() for symbol in case.symbols}
+    missing = sorted(set(ltorch.ALL) - covered)
+    assert not missing, f"ltorch symbols without a test case: {missing}"
+
+
+def test_case_ids_are_unique():
+    # Ids name the failing case in pytest's output: two cases with one id would hide one.
+    ids = [case.id for case in _all_cases()]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+
+
+@pytest.mark.parametrize(("declared", "expected"), [(ltorch.ALL, EXPECTED_FAMILIES), (prims.ALL, EXPECTED_PRIM_FAMILIES)],
+                         ids=["ltorch", "prims"])
+def test_declared_families_are_the_documented_ones(declared, expected):
+    assert {name: sym.family for name, sym in declared.items()} == expected
+
+
+def test_the_family_modules_are_the_declared_families():
+    declared = {sym.family for sym in ltorch.ALL.values()} | {sym.family for sym in prims.ALL.values()}
+    assert sorted(f"test_{family}" for family in declared) == FAMILY_MODULES
+
+
+def test_cases_are_filed_under_their_first_symbols_family():
+    misfiled = [(name, case.id) for name in FAMILY_MODULES for case in _module(name).CASES
+                if f"test_{ltorch.ALL[case.symbols[0]].family}" != name]
+    assert not misfiled, misfiled
+
+
+def test_every_ltorch_symbol_has_a_case_in_its_family_module():
+    missing = [name for name, sym in ltorch.ALL.items()
+               if not any(name in case.symbols for case in _family_module(sym.family).CASES)]
+    assert not missing, f"ltorch symbols without a case in their family's module: {missing}"
+
+
+def _lowered_prims(module: ModuleType) -> set[str]:
+    used = set()
+    for case in module.CASES:
+        trace = trace_callable(case.fn, case.make_args(), name="fn").trace
+        used |= {bsym.symbol.name for bsym in lower(trace).trace.bsyms}
+    return used
+
+
+def _meta_checked_prims(module: ModuleType) -> set[str]:
+    checked = set()
+    for name, test in vars(module).items():
+        if not (name.startswith("test_") and name.endswith("_meta_matches_impl") and callable(test)):
+            continue
+        checked.add(name.removeprefix("test_").removesuffix("_meta_matches_impl"))
+        for mark in getattr(test, "pytestmark", []):
+            if mark.name == "parametrize" and mark.args[0] == "name":
+                checked.update(mark.args[1])
+    return checked
+
+
+def test_every_prim_is_exercised_by_its_family_module():
+    by_family: dict[str, set[str]] = {}
+    for name, sym in prims.ALL.items():
+        by_family.setdefault(sym.family, set()).add(name)
+    missing = {}
+    for family, names in sorted(by_family.items()):
+        module = _family_module(family)
+        unexercised = names - _meta_checked_prims(module)
+        if unexercised:  # lowering every case costs about a second: only when needed
+            unexercised -= _lowered_prims(module)
+        if unexercised:
+            missing[family] = sorted(unexercised)
+    assert not missing, f"prims their family's test module does not exercise: {missing}"

@@ -1,0 +1,244 @@
+"""The indexing ops: getitem (ints, slices, None, Ellipsis, index tensors and lists),
+index_select, gather, take_along_dim, masked_fill and narrow, and the prims they lower
+to (take, gather): exercised through the cases' lowered traces, take's meta rule also
+directly. Mask indexing (a shape that depends on values) is refused clearly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tests.ops.harness import (
+    DT,
+    X3,
+    Case,
+    L,
+    T,
+    case_adder,
+    check_case,
+    check_refused,
+    check_stays_torch_call,
+    rows_by_id,
+    tensor_value,
+)
+from tracecli.core import dtypes
+from tracecli.core.errors import TracingError
+from tracecli.frontend.tracer import trace_callable
+from tracecli.ops import prims
+from tracecli.ops.promotion import ShapeError
+
+CASES: list[Case] = []
+case = case_adder(CASES)
+
+NAN, INF = math.nan, math.inf
+
+# --- getitem: ints, slices, None, Ellipsis ------------------------------------------------
+
+BASIC = {
+    "int": lambda x: x[1],
+    "negative-int": lambda x: x[-1],
+    "ints": lambda x: x[1, -2],
+    "all-ints": lambda x: x[1, 2, 3],
+    "slice": lambda x: x[:, 1:],
+    "slice-step": lambda x: x[:, ::2],
+    "slice-negative-bounds": lambda x: x[..., -3:-1],
+    "slice-step-offset": lambda x: x[1:, :, 1::2],
+    "slice-past-end": lambda x: x[:, 2:10],
+    "slice-before-start": lambda x: x[-10:1],
+    "slice-empty": lambda x: x[:, 3:1],
+    "none": lambda x: x[None],
+    "nones": lambda x: x[:, None, :, None],
+    "ellipsis-int": lambda x: x[..., 0],
+    "ellipsis-none": lambda x: x[..., None],
+    "int-ellipsis-int": lambda x: x[0, ..., 1],
+    "int-none-slice": lambda x: x[1, None, 1:3],
+    "half": lambda x: x[..., : x.shape[-1] // 2],
+    "second-half": lambda x: x[..., x.shape[-1] // 2 :],
+    "last-token": lambda x: x[:, -1, :],
+    "mask-window": lambda x: x[None, None, :, :3],
+}
+for _form, _fn in BASIC.items():
+    case("getitem", _form, _fn, X3)
+for _dtype in ("i64", "bool", "bf16", "f16", "f64"):
+    case("getitem", "slice-int", lambda x: x[1:, 0], T(_dtype, (3, 4)))
+case("getitem", "0d-none", lambda x: x[None], T("f32", ()))
+case("getitem", "0d-nones-ellipsis", lambda x: x[None, ..., None], T("i64", ()))
+case("getitem", "1d-step", lambda x: x[1::3], T("f32", (10,)))
+case("getitem", "empty-dim", lambda x: x[:, 1], T("f32", (0, 3)))
+
+# --- getitem: integer index tensors and lists (advanced indexing) ----------------------------
+
+ADVANCED = (
+    ("tensor", lambda x, i: x[i], T("f32", (4, 3)), T("i64", (3,), "small")),
+    ("tensor-2d", lambda x, i: x[i], T("f32", (5, 3)), T("i64", (2, 2), "small")),
+    ("tensor-negative", lambda x, i: x[i], T("f32", (5,)), L((-1, 0, -5, 4, -2), "i64")),
+    ("tensor-i32", lambda x, i: x[i], T("f32", (4, 3)), L((3, 0, -1), "i32")),
+    ("tensor-0d", lambda x, i: x[i], T("f32", (4, 3)), L(2, "i64")),
+    ("after-slice", lambda x, i: x[:, i], T("f32", (2, 4, 5)), T("i64", (3,), "small")),
+    ("last-dim", lambda x, i: x[..., i], T("bf16", (2, 3, 4)), T("i64", (2, 2), "small")),
+    ("tensor-int", lambda x, i: x[i, 1], T("i64", (4, 3)), T("i64", (2,), "small")),
+    ("int-slice-tensor", lambda x, i: x[0, :, i], T("f32", (3, 4, 4)), T("i64", (2,), "small")),
+    ("tensor-none", lambda x, i: x[i, None], T("f32", (4, 3)), T("i64", (2,), "small")),
+    ("tensor-step", lambda x, i: x[i, ::2], T("f32", (4, 5)), T("i64", (3,), "small")),
+    ("bool-data", lambda x, i: x[i], T("bool", (4, 3)), T("i64", (5,), "small")),
+)
+for _form, _fn, _x, _i in ADVANCED:
+    case("getitem", _form, _fn, _x, _i)
+TWO_INDICES = (
+    ("adjacent", lambda x, i, j: x[i, j], T("f32", (4, 4, 3)), T("i64", (2,), "small"), T("i64", (2,), "small")),
+    ("broadcast", lambda x, i, j: x[:, i, j], T("f32", (2, 4, 4)), T("i64", (3, 1), "small"), T("i64", (2,), "small")),
+    ("apart", lambda x, i, j: x[i, :, j], T("f32", (4, 3, 4)), T("i64", (2,), "small"), T("i64", (2,), "small")),
+    ("apart-by-none", lambda x, i, j: x[i, None, j], T("f32", (4, 4, 3)), T("i64", (2,), "small"),
+     L((-1, 0), "i64")),
+    ("mixed-dtypes", lambda x, i, j: x[i, j], T("f64", (4, 5)), L((0, -1, 3), "i32"), L((4, -5, 0), "i64")),
+)
+for _form, _fn, _x, _i, _j in TWO_INDICES:
+    case("getitem", _form, _fn, _x, _i, _j)
+case("getitem", "three", lambda x, i: x[i, i, i], T("f32", (4, 4, 4)), T("i64", (3,), "small"))
+case("getitem", "list", lambda x: x[[0, 2]], T("f32", (3, 4)))
+case("getitem", "list-negative", lambda x: x[:, [-1, 0, -1]], T("i64", (3, 4)))
+case("getitem", "list-2d", lambda x: x[[[0], [1]], [0, 2]], T("f32", (2, 3)))
+case("getitem", "list-empty", lambda x: x[[]], T("f32", (3, 4)))
+
+# --- index_select, gather, take_along_dim ---------------------------------------------------------
+
+for _dtype in ("f32", "i64", "bool", "bf16"):
+    case("index_select", "fn", lambda x, i: torch.index_select(x, 0, i), T(_dtype, (4, 3)), T("i64", (5,), "small"))
+case("index_select", "method-negative-dim", lambda x, i: x.index_select(-1, i), X3, T("i64", (2,), "small"))
+case("index_select", "0d-index", lambda x, i: x.index_select(1, i), X3, L(2, "i64"))
+case("index_select", "i32", lambda x, i: torch.index_select(x, dim=1, index=i), X3, L((1, 0), "i32"))
+case("index_select", "0d-input", lambda x, i: x.index_select(0, i), T("f32", ()), L((0,), "i64"))
+for _dtype in ("f32", "i64", "f16"):
+    case("gather", "fn", lambda x, i: torch.gather(x, 1, i), T(_dtype, (3, 4)), T("i64", (3, 5), "small"))
+case("gather", "method-dim0", lambda x, i: x.gather(0, i), T("f32", (4, 3)), T("i64", (2, 3), "small"))
+case("gather", "smaller-index", lambda x, i: torch.gather(x, -1, i), X3, T("i64", (1, 2, 2), "small"))
+case("gather", "kw", lambda x, i: torch.gather(x, dim=1, index=i), T("f32", (2, 4)), L(((3, 0), (1, 1)), "i32"))
+case("gather", "0d", lambda x, i: torch.gather(x, 0, i), T("f32", ()), L(0, "i64"))
+case("take_along_dim", "fn", lambda x, i: torch.take_along_dim(x, i, dim=1), T("f32", (3, 4)),
+     T("i64", (3, 2), "small"))
+case("take_along_dim", "broadcast", lambda x, i: torch.take_along_dim(x, i, 1), T("f32", (1, 4)),
+     T("i64", (3, 2), "small"))
+case("take_along_dim", "flat", lambda x, i: torch.take_along_dim(x, i), T("f32", (2, 3)), T("i64", (5,), "small"))
+case("take_along_dim", "method", lambda x, i: x.take_along_dim(i, dim=-1), T("i64", (2, 4)),
+     T("i64", (2, 4), "small"))
+
+# --- masked_fill ------------------------------------------------------------------------------------
+
+case("masked_fill", "method-neg-inf", lambda x, m: x.masked_fill(m, -INF), T("f32", (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "fn", lambda x, m: torch.masked_fill(x, m, 0.0), T("f32", (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "broadcast-mask", lambda x, m: x.masked_fill(m, 1.5), X3, T("bool", (3, 1)))
+case("masked_fill", "mask-wider", lambda x, m: x.masked_fill(m, 2.0), T("f32", (3, 4)), T("bool", (2, 3, 4)))
+case("masked_fill", "0d-value", lambda x, m, v: x.masked_fill(m, v), T("f32", (3, 4)), T("bool", (4,)), T("f32", ()))
+case("masked_fill", "0d-value-f64", lambda x, m, v: x.masked_fill(m, v), T("f16", (3, 4)), T("bool", (3, 4)),
+     T("f64", ()))
+case("masked_fill", "0d-value-int", lambda x, m, v: x.masked_fill(m, v), T("f32", (3, 4)), T("bool", (3, 4)),
+     T("i64", ()))
+case("masked_fill", "int-float-value", lambda x, m: x.masked_fill(m, 2.7), T("i64", (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "bool", lambda x, m: x.masked_fill(m, True), T("bool", (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "int-into-float", lambda x, m: x.masked_fill(m, 3), T("f32", (3, 4)), T("bool", (3, 4)))
+for _dtype in ("f16", "bf16", "f64"):
+    _min = torch.finfo(DT[_dtype]).min
+    case("masked_fill", "finfo-min", lambda x, m, v=_min: x.masked_fill(m, v), T(_dtype, (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "nan-input", lambda x, m: x.masked_fill(m, 0.0), L((NAN, 1.0, NAN, INF), "f32"),
+     L((True, False, False, True), "bool"))
+
+# --- narrow ------------------------------------------------------------------------------------------
+
+case("narrow", "method", lambda x: x.narrow(0, 1, 2), T("f32", (4, 3)))
+case("narrow", "fn-negative", lambda x: torch.narrow(x, -1, -3, 2), X3)
+case("narrow", "empty", lambda x: x.narrow(1, 2, 0), T("i64", (2, 3)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case: Case):
+    check_case(case)
+
+
+def test_whole_slices_record_nothing():
+    program = trace_callable(lambda x: (x[:], x[...], x[:, ...], x.split(9), x.narrow(0, 0, 3)), (torch.zeros(3, 4),))
+    assert program.trace.bsyms == ()
+    assert [v.name for v in program.trace.iter_outputs()] == ["x"] * 5
+
+
+def test_take_meta_matches_impl():
+    """take: the embedding lookup, rows of a table picked by an index tensor."""
+    table = torch.rand(2, 3)
+    got = prims.take.impl(table, torch.tensor([[0, 1], [1, 1], [0, 0]]), 0)
+    want = prims.take.meta(tensor_value((2, 3)), tensor_value((3, 2), dtypes.int64), 0)
+    assert want.shape == tuple(got.shape) == (3, 2, 3)
+    assert torch.equal(got[1, 0], table[1])
+    with pytest.raises(ShapeError):
+        prims.take.meta(tensor_value((2, 3)), tensor_value((3,)), 0)  # float indices
+
+
+# --- calls eager torch refuses are refused while tracing ------------------------------------------------------------
+
+REFUSED = (
+    ("int-out-of-range", lambda x: x[3], T("f32", (3, 4))),
+    ("negative-out-of-range", lambda x: x[:, -5], T("f32", (3, 4))),
+    ("negative-step", lambda x: x[::-1], T("f32", (3, 4))),
+    ("too-many-indices", lambda x: x[0, 0, 0], T("f32", (3, 4))),
+    ("float-index", lambda x: x[torch.zeros(2)], T("f32", (3, 4))),
+    ("0d-int-index", lambda x: x[0], T("f32", ())),
+    ("ragged-list", lambda x: x[[[0, 1], [0]], 0], T("f32", (3, 4))),
+    ("index_select-float-index", lambda x: x.index_select(0, torch.zeros(1)), T("f32", (3, 4))),
+    ("index_select-2d-index", lambda x: x.index_select(0, torch.zeros(1, 1, dtype=torch.int64)), T("f32", (3, 4))),
+    ("gather-rank", lambda x: x.gather(0, torch.zeros(2, dtype=torch.int64)), T("f32", (3, 4))),
+    ("gather-index-larger", lambda x: x.gather(0, torch.zeros(2, 5, dtype=torch.int64)), T("f32", (3, 4))),
+    ("take_along_dim-i32", lambda x: x.take_along_dim(torch.zeros(1, 1, dtype=torch.int32), 1), T("f32", (3, 4))),
+    ("take_along_dim-rank", lambda x: x.take_along_dim(torch.zeros(1, dtype=torch.int64), 1), T("f32", (3, 4))),
+    ("masked_fill-int-mask", lambda x: x.masked_fill(torch.ones(4, dtype=torch.int64), 0.0), T("f32", (3, 4))),
+    ("masked_fill-value-dims", lambda x: x.masked_fill(x > 0, torch.zeros(1)), T("f32", (3, 4))),
+    ("masked_fill-inf-into-int", lambda x: x.masked_fill(x > 0, -INF), T("i64", (3, 4))),
+    ("masked_fill-complex-into-float", lambda x: x.masked_fill(x > 0, 1j), T("f32", (3, 4))),
+    ("narrow-past-end", lambda x: x.narrow(0, 2, 2), T("f32", (3, 4))),
+    ("narrow-0d", lambda x: x.narrow(0, 0, 1), T("f32", ())),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
+def test_refused_like_eager(fn, arg):
+    check_refused(fn, arg)
+
+
+MASKS = (
+    ("bool-tensor", lambda x, m: x[m]),
+    ("bool-tensor-after-slice", lambda x, m: x[:, m[0]]),
+    ("uint8-tensor", lambda x, m: x[m.to(torch.uint8)]),
+    ("bool-list", lambda x, m: x[[True, False, True]]),
+)
+
+
+@pytest.mark.parametrize("fn", rows_by_id(MASKS))
+def test_mask_indexing_is_refused_with_one_clear_error(fn):
+    """Eager accepts it, but the result's shape is the mask's count of True: no trace can
+    know it. The error says so, names the user's line and suggests the shape-keeping forms."""
+    x, mask = torch.randn(3, 3), torch.rand(3, 3) > 0.5
+    fn(x, mask)  # eager is fine with it
+    with pytest.raises(TracingError) as info:
+        trace_callable(fn, (x, mask), name="fn")
+    error = info.value
+    assert "mask" in error.message and "depends on" in error.message and "torch.where" in error.message
+    assert error.file and error.file.endswith("test_indexing.py") and error.line
+
+
+def test_tensor_slice_bound_is_refused_clearly():
+    with pytest.raises(TracingError, match="slice bound is a tensor"):
+        trace_callable(lambda x, n: x[:n], (torch.zeros(4), torch.tensor(2)), name="fn")
+
+
+# --- forms the adapters leave to torch ------------------------------------------------------------------------------
+
+OPAQUE_FORMS = (
+    ("getitem-python-bool", lambda a: a[True], T("f32", (3, 4)), "torch.Tensor.__getitem__"),
+    ("getitem-two-ellipses", lambda a: a[..., 0, ...], T("f32", (2, 3, 4)), "torch.Tensor.__getitem__"),
+    ("getitem-list-of-lists", lambda a: a[[[0], [1]]], T("f32", (2, 3, 4)), "torch.Tensor.__getitem__"),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
+def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
+    check_stays_torch_call(fn, (arg,), opaque)

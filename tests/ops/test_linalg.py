@@ -1,0 +1,156 @@
+"""The matrix products: matmul (and mm, bmm), linear, addmm, baddbmm, outer and
+einsum, and the matmul prim, exercised through the cases' lowered traces. Einsum
+equations ltorch does not model stay torch calls."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tests.ops.harness import Case, L, T, case_adder, check_case, check_refused, check_stays_torch_call, rows_by_id
+from tracecli.core.errors import TracingError
+from tracecli.frontend.tracer import trace_callable
+
+CASES: list[Case] = []
+case = case_adder(CASES)
+
+NAN, INF = math.nan, math.inf
+
+# --- matrix products ---------------------------------------------------------------------------------
+
+MATMUL_SHAPES = (
+    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 5)),
+)
+for _sa, _sb in MATMUL_SHAPES:
+    case("matmul", "op", lambda a, b: a @ b, T("f32", _sa), T("f32", _sb))
+for _dtype in ("f64", "i64", "f16", "bf16"):
+    case("matmul", "op", lambda a, b: a @ b, T(_dtype, (3, 4)), T(_dtype, (4, 5)))
+case("matmul", "fn", torch.matmul, T("f32", (2, 3, 4)), T("f32", (4, 5)))
+case("matmul", "method", lambda a, b: a.matmul(b), T("f64", (3, 4)), T("f64", (4,)))
+for _shape in ((4,), (3, 4), (2, 3, 4)):
+    case("linear", "F", lambda x, w, b: F.linear(x, w, b), T("f32", _shape), T("f32", (5, 4)), T("f32", (5,)))
+    case("linear", "F-nobias", lambda x, w: F.linear(x, w), T("f32", _shape), T("f32", (5, 4)))
+for _dtype in ("f64", "bf16", "f16"):
+    case("linear", "F", lambda x, w, b: F.linear(x, w, b), T(_dtype, (3, 4)), T(_dtype, (5, 4)), T(_dtype, (5,)))
+case("linear", "vector-weight", lambda x, w: F.linear(x, w), T("f32", (3, 4)), T("f32", (4,)))
+case("linear", "0d-bias", lambda x, w, b: F.linear(x, w, b), T("f32", (3, 4)), T("f32", (5, 4)), T("f32", ()))
+case("matmul", "mm", torch.mm, T("f32", (3, 4)), T("f32", (4, 5)))
+case("matmul", "mm-method", lambda a, b: a.mm(b), T("f64", (3, 4)), T("f64", (4, 2)))
+case("matmul", "bmm", torch.bmm, T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+case("matmul", "bmm-method", lambda a, b: a.bmm(b), T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+case("matmul", "empty-inner", lambda a, b: a @ b, T("f32", (3, 0)), T("f32", (0, 4)))
+
+# --- addmm, baddbmm, outer -------------------------------------------------------------------------------------
+
+for _dtype in ("f32", "f64", "f16", "bf16", "i64"):
+    case("addmm", "fn", torch.addmm, T(_dtype, (3,)), T(_dtype, (2, 4)), T(_dtype, (4, 3)))
+    case("baddbmm", "fn", torch.baddbmm, T(_dtype, (2, 3, 5)), T(_dtype, (2, 3, 4)), T(_dtype, (2, 4, 5)))
+case("addmm", "2d-input", lambda b, m1, m2: b.addmm(m1, m2), T("f32", (2, 3)), T("f32", (2, 4)), T("f32", (4, 3)))
+case("addmm", "beta-alpha", lambda b, m1, m2: torch.addmm(b, m1, m2, beta=0.5, alpha=2.0), T("f32", (2, 1)),
+     T("f32", (2, 4)), T("f32", (4, 3)))
+case("addmm", "int-alpha", lambda b, m1, m2: torch.addmm(b, m1, m2, alpha=2, beta=3), T("i64", (3,)),
+     T("i64", (2, 4)), T("i64", (4, 3)))
+case("addmm", "beta-zero", lambda b, m1, m2: torch.addmm(b, m1, m2, beta=0), L((NAN, 1.0, INF), "f32"),
+     T("f32", (2, 4)), T("f32", (4, 3)))
+case("addmm", "0d-input", torch.addmm, T("f32", ()), T("f32", (2, 4)), T("f32", (4, 3)))
+case("baddbmm", "broadcast-input", lambda b, b1, b2: torch.baddbmm(b, b1, b2, alpha=0.125), T("f32", (1, 5)),
+     T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+case("baddbmm", "method", lambda b, b1, b2: b.baddbmm(b1, b2, beta=0.0, alpha=0.5), T("f32", (2, 3, 5)),
+     T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+for _a, _b in (("f32", "f32"), ("i64", "f32"), ("bool", "bool"), ("f16", "f16"), ("i64", "i64")):
+    case("outer", "fn", torch.outer, T(_a, (3,)), T(_b, (4,)))
+case("outer", "method", lambda a, b: a.outer(b), T("f32", (3,)), T("f64", (2,)))
+case("outer", "ger", torch.ger, T("f32", (3,)), T("f32", (2,)))
+
+# --- einsum ----------------------------------------------------------------------------------------------------
+
+EINSUM = (
+    ("ij,jk->ik", ((2, 3), (3, 4))),
+    ("bij,bjk->bik", ((2, 3, 4), (2, 4, 5))),
+    ("bhqd,bhkd->bhqk", ((2, 2, 3, 4), (2, 2, 5, 4))),
+    ("ij,kj->ik", ((2, 3), (4, 3))),
+    ("i,j->ij", ((3,), (4,))),
+    ("bi,bj->bij", ((2, 3), (2, 4))),
+    ("ij,ij->ij", ((2, 3), (2, 3))),
+    ("ij,ij->i", ((2, 3), (2, 3))),
+    ("i,i->", ((5,), (5,))),
+    ("ij,jk->", ((2, 3), (3, 4))),
+    ("ijk,jl->il", ((2, 3, 4), (3, 5))),
+    ("ij,j->i", ((2, 3), (3,))),
+    ("j,jk->k", ((3,), (3, 4))),
+    ("bij,bjk->bki", ((2, 3, 4), (2, 4, 5))),
+    ("...ij,...jk->...ik", ((2, 1, 2, 3), (4, 3, 5))),
+    ("bij,bjk->bik", ((1, 3, 4), (2, 4, 5))),
+    ("ij,jk", ((2, 3), (3, 4))),
+    ("ba,ca", ((2, 3), (4, 3))),
+    ("ij->ji", ((2, 3),)),
+    ("ij->i", ((2, 3),)),
+    ("ij->", ((2, 3),)),
+    ("bij->bj", ((2, 3, 4),)),
+    ("...i->...", ((2, 3, 4),)),
+    ("ba", ((2, 3),)),
+)
+for _equation, _shapes in EINSUM:
+    case("einsum", _equation,
+         lambda *ops, e=_equation: torch.einsum(e, *ops), *(T("f32", s) for s in _shapes))
+for _dtype in ("f64", "f16", "bf16", "i64"):
+    case("einsum", "ij,jk->ik", lambda a, b: torch.einsum("ij,jk->ik", a, b), T(_dtype, (2, 3)), T(_dtype, (3, 4)))
+for _dtype in ("i32", "bool", "u8"):
+    case("einsum", "int-ij->i", lambda a: torch.einsum("ij->i", a), T(_dtype, (2, 3)))
+    case("einsum", "int-i,j->ij", lambda a, b: torch.einsum("i,j->ij", a, b), T(_dtype, (2,)), T(_dtype, (3,)))
+case("einsum", "list", lambda a, b: torch.einsum("ij,jk->ik", [a, b]), T("f32", (2, 3)), T("f32", (3, 4)))
+case("einsum", "spaces", lambda a, b: torch.einsum("b i d, b j d -> b i j", a, b), T("f32", (2, 3, 4)),
+     T("f32", (2, 5, 4)))
+# torch turns the sublist form into an equation before dispatching.
+case("einsum", "sublists", lambda a, b: torch.einsum(a, [0, 1], b, [1, 2], [0, 2]), T("f32", (2, 3)),
+     T("f32", (3, 4)))
+case("einsum", "upper-case", lambda a, b: torch.einsum("iJ,Jk->ik", a, b), T("f32", (2, 3)), T("f32", (3, 4)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case: Case):
+    check_case(case)
+
+
+def test_mm_of_batches_is_torchs_error():
+    with pytest.raises(TracingError, match="mm"):
+        trace_callable(lambda a, b: torch.mm(a, b), (torch.zeros(2, 3, 4), torch.zeros(4, 5)), name="fn")
+
+
+OPAQUE_FORMS = (
+    ("einsum-three-operands", lambda a: torch.einsum("ij,jk,kl->il", a, a.T, a), T("f32", (3, 3)), "torch.einsum"),
+    ("einsum-diagonal", lambda a: torch.einsum("ii->i", a), T("f32", (3, 3)), "torch.einsum"),
+    ("einsum-int-one-sided-sum", lambda a: torch.einsum("ij,ik->i", a, a), T("i32", (3, 3)), "torch.einsum"),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
+def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
+    check_stays_torch_call(fn, (arg,), opaque)
+
+
+REFUSED = (
+    ("linear-bias-dtype", lambda x: F.linear(x, torch.ones(2, 3), torch.ones(2, dtype=torch.float64)), T("f32", (3,))),
+    ("addmm-dtypes", lambda x: torch.addmm(x, torch.ones(2, 4), torch.ones(4, 3)), T("f64", (3,))),
+    ("addmm-shapes", lambda x: torch.addmm(x, torch.ones(2, 4), torch.ones(3, 3)), T("f32", (3,))),
+    ("addmm-input-shape", lambda x: torch.addmm(x, torch.ones(2, 4), torch.ones(4, 3)), T("f32", (2,))),
+    ("addmm-bool", lambda x: torch.addmm(x, x, x), T("bool", (2, 2))),
+    ("baddbmm-batch", lambda x: torch.baddbmm(x, torch.ones(2, 3, 4), torch.ones(3, 4, 5)), T("f32", (5,))),
+    ("outer-2d", lambda x: torch.outer(x, x), T("f32", (3, 4))),
+    ("einsum-sizes", lambda x: torch.einsum("ij,jk->ik", x, x), T("f32", (3, 4))),
+    ("einsum-dtypes", lambda x: torch.einsum("ij,jk->ik", x, x.T.double()), T("f32", (3, 4))),
+    ("einsum-bool-contraction", lambda x: torch.einsum("ij,jk->ik", x, x.T), T("bool", (3, 4))),
+    ("einsum-operand-count", lambda x: torch.einsum("ij,jk->ik", x), T("f32", (3, 4))),
+    ("einsum-rank", lambda x: torch.einsum("ijk->i", x), T("f32", (3, 4))),
+    ("einsum-output-label", lambda x: torch.einsum("ij->k", x), T("f32", (3, 4))),
+    ("einsum-subscript", lambda x: torch.einsum("i1->i", x), T("f32", (3, 4))),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
+def test_refused_like_eager(fn, arg):
+    check_refused(fn, arg)

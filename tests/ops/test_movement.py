@@ -1,0 +1,128 @@
+"""The data movement ops: split, chunk, unbind, stack, unflatten, repeat,
+repeat_interleave, triu, tril and diff. They decompose into shape, indexing and
+elementwise prims and have none of their own."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tests.ops.harness import X3, Case, L, T, case_adder, check_case, check_refused, check_stays_torch_call, rows_by_id
+from tracecli.core.errors import TracingError
+from tracecli.frontend.tracer import trace_callable
+
+CASES: list[Case] = []
+case = case_adder(CASES)
+
+# --- split, chunk, unbind, stack, unflatten ------------------------------------------------------
+
+case("split", "fn", lambda x: torch.split(x, 2), T("f32", (5, 3)))
+case("split", "method-dim", lambda x: x.split(2, dim=1), T("f32", (3, 5)))
+case("split", "sizes", lambda x: x.split([1, 3], -1), X3)
+case("split", "sizes-with-zero", lambda x: torch.split(x, [2, 0, 3]), T("i64", (5,)))
+case("split", "kw", lambda x: torch.split(x, split_size_or_sections=2, dim=1), T("f32", (2, 4)))
+case("split", "method-kw", lambda x: x.split(split_size=3), T("bool", (7,)))
+case("split", "gpt2-qkv", lambda x: x.split(4, dim=2), T("f32", (2, 3, 12)))
+case("split", "tuple-sizes", lambda x: x.split((2, 2), 0), T("bf16", (4, 2)))
+case("chunk", "method", lambda x: x.chunk(2, -1), X3)
+case("chunk", "fn-uneven", lambda x: torch.chunk(x, 3), T("f32", (5, 3)))
+case("chunk", "fewer-pieces", lambda x: x.chunk(4), T("i64", (6,)))
+case("chunk", "dim-kw", lambda x: torch.chunk(x, 2, dim=1), T("f16", (3, 4)))
+case("unbind", "fn", torch.unbind, T("f32", (3, 4)))
+case("unbind", "method-dim", lambda x: x.unbind(1), X3)
+case("unbind", "size-1", lambda x: x.unbind(-1), T("i64", (3, 1)))
+case("unbind", "kw", lambda x: torch.unbind(x, dim=0), T("bool", (2, 2)))
+case("stack", "fn", lambda a, b: torch.stack([a, b]), T("f32", (3, 4)), T("f32", (3, 4)))
+case("stack", "last-dim", lambda a, b: torch.stack((a, b), dim=-1), T("f32", (3, 4)), T("f32", (3, 4)))
+case("stack", "middle", lambda a, b, c: torch.stack([a, b, c], 1), T("i64", (2, 3)), T("i64", (2, 3)),
+     T("i64", (2, 3)))
+case("stack", "promote", lambda a, b: torch.stack([a, b]), T("f32", (2,)), T("f64", (2,)))
+case("stack", "promote-int-half", lambda a, b: torch.stack([a, b]), T("i64", (2,)), T("f16", (2,)))
+case("stack", "0d", lambda a, b: torch.stack([a, b]), T("f32", ()), T("i64", ()))
+case("stack", "single", lambda a: torch.stack([a]), T("f32", (3,)))
+case("unflatten", "method", lambda x: x.unflatten(1, (3, 4)), T("f32", (2, 12)))
+case("unflatten", "fn-minus-one", lambda x: torch.unflatten(x, -1, (2, -1)), T("f32", (2, 12)))
+case("unflatten", "heads", lambda x: x.unflatten(-1, (2, 2, 3)), T("bf16", (2, 12)))
+
+# --- repeat, repeat_interleave ---------------------------------------------------------------------------
+
+case("repeat", "method", lambda x: x.repeat(2, 1), T("f32", (3, 4)))
+case("repeat", "new-dims", lambda x: x.repeat(2, 1, 3), T("f32", (3, 4)))
+case("repeat", "tuple", lambda x: x.repeat((2, 2)), T("i64", (2, 3)))
+case("repeat", "0d", lambda x: x.repeat(3), T("f32", ()))
+case("repeat", "bool", lambda x: x.repeat(1, 2, 1), T("bool", (2, 3)))
+case("repeat", "zero", lambda x: x.repeat(0, 2), T("f32", (3, 4)))
+case("repeat", "ones", lambda x: x.repeat(1, 1), T("f32", (3, 4)))
+case("repeat_interleave", "once", lambda x: torch.repeat_interleave(x, 1, dim=0), T("f32", (3, 4)))
+case("repeat_interleave", "flat", lambda x: x.repeat_interleave(2), T("f32", (2, 3)))
+case("repeat_interleave", "fn-dim", lambda x: torch.repeat_interleave(x, 3, dim=1), T("f32", (2, 3)))
+case("repeat_interleave", "negative-dim", lambda x: x.repeat_interleave(2, -1), T("i64", (2, 3, 2)))
+case("repeat_interleave", "kv-heads", lambda x: x.repeat_interleave(2, dim=1), T("bf16", (2, 2, 3, 4)))
+case("repeat_interleave", "output-size", lambda x: x.repeat_interleave(2, dim=0, output_size=6), T("f32", (3,)))
+
+# --- triu, tril -------------------------------------------------------------------------------------
+
+for _name, _fn in (("triu", torch.triu), ("tril", torch.tril)):
+    case(_name, "fn", _fn, T("f32", (4, 4)))
+    case(_name, "method", lambda x, n=_name: getattr(x, n)(1), T("f32", (3, 5)))
+    case(_name, "negative-diagonal", lambda x, f=_fn: f(x, -1), T("i64", (5, 3)))
+    case(_name, "diagonal-kw", lambda x, f=_fn: f(x, diagonal=2), T("f32", (4, 4)))
+    case(_name, "past-the-end", lambda x, f=_fn: f(x, 7), T("f32", (3, 4)))
+    case(_name, "batched", lambda x, f=_fn: f(x, -2), T("bf16", (2, 3, 4, 4)))
+    case(_name, "bool", _fn, T("bool", (4, 4)))
+    case(_name, "empty", _fn, T("f32", (0, 3)))
+case(("triu", "full"), "causal-mask", lambda: torch.full((4, 4), -math.inf).triu(1))
+case(("tril", "ones"), "causal-ones", lambda: torch.tril(torch.ones(5, 5, dtype=torch.bool)))
+
+# --- diff -------------------------------------------------------------------------------------------
+
+for dtype in ("f32", "i64", "bool", "f16"):
+    case("diff", "default", torch.diff, T(dtype, (3, 5)))
+case("diff", "dim0-n2", lambda x: torch.diff(x, n=2, dim=0), T("f32", (5, 3)))
+case("diff", "prepend-append", lambda x, p: x.diff(prepend=p, append=p), T("f32", (2, 4)), T("f32", (2, 1)))
+case("diff", "promote", lambda x, p: torch.diff(x, prepend=p), T("i64", (2, 4)), T("f32", (2, 1)))
+case("diff", "too-many", lambda x: torch.diff(x, n=5), T("f32", (2, 3)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_op(case: Case):
+    check_case(case)
+
+
+def test_tensor_repeats_without_output_size_are_refused_clearly():
+    with pytest.raises(TracingError, match="depends on their values"):
+        trace_callable(lambda x, r: x.repeat_interleave(r), (torch.zeros(3), torch.tensor([1, 0, 2])), name="fn")
+
+
+OPAQUE_FORMS = (
+    ("repeat_interleave-tensor", lambda a: a.repeat_interleave(a.long().abs(), output_size=4),
+     L((1.0, -3.0, 0.0), "f32"), "torch.Tensor.repeat_interleave"),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
+def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
+    check_stays_torch_call(fn, (arg,), opaque)
+
+
+REFUSED = (
+    ("triu-1d", torch.triu, T("f32", (3,))),
+    ("tril-0d", lambda x: x.tril(), T("f32", ())),
+    ("split-bad-sizes", lambda x: x.split([1, 1]), T("f32", (3, 4))),
+    ("split-negative", lambda x: x.split(-1), T("f32", (3, 4))),
+    ("chunk-zero", lambda x: x.chunk(0), T("f32", (3, 4))),
+    ("chunk-0d", lambda x: x.chunk(1), T("f32", ())),
+    ("unbind-0d", torch.unbind, T("f32", ())),
+    ("stack-shapes", lambda x: torch.stack([x, x[0]]), T("f32", (3, 4))),
+    ("stack-empty", lambda x: x + torch.stack([]), T("f32", (3, 4))),
+    ("unflatten-sizes", lambda x: x.unflatten(1, (3, 3)), T("f32", (3, 4))),
+    ("repeat-fewer", lambda x: x.repeat(2), T("f32", (3, 4))),
+    ("repeat-negative", lambda x: x.repeat(-1, 1), T("f32", (3, 4))),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
+def test_refused_like_eager(fn, arg):
+    check_refused(fn, arg)
