@@ -36,12 +36,12 @@ def announce_entry(job: JobResult, color: opt.Color) -> None:
 
 
 def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool,
-              executor: str = "torch") -> JobResult:
+              executor: str = "torch", script_args: list[str] | None = None, timing: bool = True) -> JobResult:
     # With --format json stdout carries one JSON object: what the script prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
         return trace_script(
-            target, device=device, input_specs=inputs, seed=seed, execute=execute, steps=steps, check=verify,
-            executor=executor,
+            target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=execute, steps=steps,
+            check=verify, executor=executor, script_args=script_args, timing=timing,
         )
 
 
@@ -61,12 +61,12 @@ def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: op
 
 
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             executor: str = "torch"):
+             executor: str = "torch", script_args: list[str] | None = None, timing: bool = True):
     def work():
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
-                        executor=executor)
+                        executor=executor, script_args=script_args, timing=timing)
         return job, levels
 
     job, levels = opt.guarded(debug, color, work)
@@ -77,24 +77,26 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
 
 @app.command()
 def run(
-    target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
+    target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False, executor: opt.Executor = "torch",
+    debug: opt.Debug = False, executor: opt.Executor = "torch", no_timing: opt.NoTiming = False,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
-    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor)
+    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor,
+             script_args, timing=not no_timing)
 
 
 @app.command()
 def trace(
-    target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
+    target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False,
 ) -> None:
     """Print the trace of the entry (after the passes) without executing it; any device works."""
-    _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug)
+    _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
+             script_args=script_args)
 
 
 @app.command()
@@ -108,7 +110,7 @@ def passes(pass_files: opt.PassFiles = None, color: opt.ColorOpt = opt.Color.aut
 
 @app.command()
 def examine(
-    target: opt.Target, device: opt.Device = "cpu", inputs: opt.Inputs = None,
+    target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False,
@@ -117,7 +119,8 @@ def examine(
 
     def work():
         with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
-            return examine_script(target, device=device, input_specs=inputs, seed=seed)
+            return examine_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed),
+                                  script_args=script_args)
 
     report = opt.guarded(debug, color, work)
     if report.job is not None:

@@ -30,7 +30,7 @@ PlainText = Annotated[bool, typer.Option("--text", help="A plain unified text di
 
 
 def diff(
-    target: opt.Target, passes: opt.Passes = None, each: Each = False, side_by_side: SideBySide = False,
+    target: opt.Target, script_args: opt.ScriptArgs = None, passes: opt.Passes = None, each: Each = False, side_by_side: SideBySide = False,
     stat: Stat = False, exit_code: ExitCode = False, save: Save = None, text: PlainText = False,
     device: opt.Device = "cpu", inputs: opt.Inputs = None, pass_files: opt.PassFiles = None,
     no_verify: opt.NoVerify = False, depth: opt.Depth = "1", fmt: opt.FormatOpt = opt.Format.text,
@@ -46,8 +46,8 @@ def diff(
         if save is not None and os.path.exists(save) and not os.path.isdir(save):
             raise UserError(f"--save {save}: exists and is not a directory")
         with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
-            job = trace_script(target, device=device, input_specs=inputs, seed=seed, execute=False, steps=steps,
-                               check=not no_verify)
+            job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
+                               steps=steps, check=not no_verify, script_args=script_args)
         reports = [diff_json(job, call.stages, levels) for call in job.calls]
         if save is not None:
             for i, (call, report) in enumerate(zip(job.calls, reports, strict=True)):

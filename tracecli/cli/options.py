@@ -29,6 +29,11 @@ class Format(StrEnum):
 
 
 Target = Annotated[str, typer.Argument(metavar="SCRIPT[:ENTRY]", help="A Python script, optionally with the entry to trace.")]
+ScriptArgs = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[-- SCRIPT_ARGS...]", show_default=False,
+                   help="Arguments the script sees in sys.argv (sys.argv[0] is the script), after --."),
+]
 Device = Annotated[str, typer.Option("--device", "-d", help="Device to trace for (and run on): cpu, cuda:0, ...")]
 Inputs = Annotated[
     list[str] | None,
@@ -47,12 +52,15 @@ NoVerify = Annotated[bool, typer.Option("--no-verify", help="Skip the verifier a
 Depth = Annotated[str, typer.Option("--depth", metavar="N|all", help="Subsymbol levels to show (0 hides them).")]
 FormatOpt = Annotated[Format, typer.Option("--format", help="text, or one JSON object on stdout.")]
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour output: auto (terminal only), always, never.")]
-Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs and for both runs.")]
+Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs, the script's main block and both runs.")]
 Executor = Annotated[
     str, typer.Option("--executor", "-e", metavar="torch|prims",
                       help="torch: run the trace as printed; prims: run it lowered to prims (checks the decompositions)."),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks for errors.")]
+NoTiming = Annotated[
+    bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not ~50 times)."),
+]
 
 
 def parse_depth(text: str) -> float:
@@ -65,6 +73,13 @@ def parse_depth(text: str) -> float:
     if depth < 0:
         raise UserError(f"bad --depth {text!r}: must be 0 or more")
     return depth
+
+
+def check_seed(seed: int) -> int:
+    # torch takes seeds that fit 64 bits, signed or not.
+    if not -(2**63) <= seed < 2**64:
+        raise UserError(f"bad --seed {seed}: must fit in 64 bits (-2**63 to 2**64 - 1)")
+    return seed
 
 
 def pipeline_steps(passes: list[str] | None, pass_files: list[str] | None) -> list[Step]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 
 import torch
@@ -37,8 +39,8 @@ class OutputCheck:
 @dataclass
 class RunReport:
     outputs: list[OutputCheck] = field(default_factory=list)
-    eager_ms: float = 0.0
-    compiled_ms: float = 0.0
+    eager_ms: float | None = None  # None: not timed (--no-timing)
+    compiled_ms: float | None = None
 
     @property
     def match(self) -> bool:
@@ -97,6 +99,14 @@ def _clone(obj):
     return obj
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """What the script prints is dropped: it runs again only to be timed (or traced)."""
+    sink = io.StringIO()
+    with redirect_stdout(sink), redirect_stderr(sink):
+        yield
+
+
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -129,7 +139,8 @@ def check_against_eager(
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     report = RunReport(compare_outputs(names, expected, actual))
     if timing:
-        with torch.no_grad():
+        # The script's own output was shown once, by the eager run above.
+        with torch.no_grad(), quiet():
             report.eager_ms = time_call(lambda: eager(*eager_args, **eager_kwargs), device)
             report.compiled_ms = time_call(lambda: compiled(*trace_inputs), device)
     return report

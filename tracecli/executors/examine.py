@@ -35,9 +35,11 @@ class ExamineReport:
         return sum(op.count for op in self.ops)
 
 
-def examine_script(target: str, *, device: str, input_specs: list[str] | None, seed: int) -> ExamineReport:
+def examine_script(target: str, *, device: str, input_specs: list[str] | None, seed: int,
+                   script_args: list[str] | None = None) -> ExamineReport:
     try:
-        job = trace_script(target, device=device, input_specs=input_specs, seed=seed, execute=False)
+        job = trace_script(target, device=device, input_specs=input_specs, seed=seed, execute=False,
+                           script_args=script_args)
     except TracingError as exc:
         return ExamineReport(None, untraceable=[str(exc)])
     counts: Counter[str] = Counter()

@@ -14,9 +14,18 @@ from tracecli.core.errors import UserError
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.compare import RunReport, check_against_eager
+from tracecli.executors.compare import RunReport, check_against_eager, quiet
 from tracecli.frontend.inputs import call_sample_inputs, check_device, device_available, inputs_from_specs
-from tracecli.frontend.loader import Script, choose_entry, exception_at_user_line, load_script, run_main_blocks
+from tracecli.frontend.loader import (
+    Script,
+    choose_entry,
+    exception_at_user_line,
+    is_module_class,
+    load_script,
+    run_main_blocks,
+    script_argv,
+    seed_everything,
+)
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.passes.lower import lower
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
@@ -84,7 +93,8 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
                  stamp: bool) -> TracedProgram:
     info = TraceInfo(script=script.display, entry=entry, device=device)
     try:
-        program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry)
+        with quiet():  # the script's prints appear once, from its eager run
+            program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry)
     except UserError:
         raise
     except Exception as exc:
@@ -97,10 +107,10 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
 
 
 def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
-             device: str, script: Script) -> RunReport:
+             device: str, script: Script, timing: bool) -> RunReport:
     try:
         return check_against_eager(
-            call.final, compiled, fn, args, kwargs, call.program.inputs, seed=seed, device=device
+            call.final, compiled, fn, args, kwargs, call.program.inputs, seed=seed, device=device, timing=timing
         )
     except Exception as exc:
         source = getattr(compiled, "__tracecli_source__", "")
@@ -116,6 +126,7 @@ def _frames(exc: BaseException):
 def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
     execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
+    script_args: list[str] | None = None, timing: bool = True,
 ) -> JobResult:
     device = check_device(device)
     if executor not in EXECUTORS:
@@ -123,24 +134,49 @@ def trace_script(
     path, entry_name = split_target(target)
     if execute:
         require_device(device, "run")
+    # The script sees its own command line, as when run with python: argv[0] is the script.
+    with script_argv(path, script_args or []):
+        return _trace_script(path, entry_name, device=device, input_specs=input_specs, seed=seed,
+                             execute=execute, steps=steps, check=check, executor=executor, timing=timing)
+
+
+def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs: list[str] | None, seed: int,
+                  execute: bool, steps: list[Step] | None, check: bool, executor: str, timing: bool) -> JobResult:
     script = load_script(path)
     main_mode = not input_specs and script.sample_inputs is None and bool(script.main_blocks)
     entry, fn, reason = choose_entry(script, entry_name, main_mode=main_mode)
+    if is_module_class(fn, script) and not main_mode:
+        fn = _instantiate(script, entry, fn)
     available = device_available(device)
     if isinstance(fn, torch.nn.Module) and available:
         fn.to(device)
     result = JobResult(script, entry, reason, device, executor=executor)
     if main_mode:
-        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute,
+        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, timing=timing,
                           stamp=not available, steps=steps or [], check=check, executor=executor)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if execute:
-        call.report = _execute(call, compile_for(call.final, executor), fn, args, kwargs, seed, device, script)
+        call.report = _execute(call, compile_for(call.final, executor), fn, args, kwargs, seed, device, script,
+                               timing)
     result.calls.append(call)
     return result
+
+
+def _instantiate(script: Script, entry: str, cls: type) -> torch.nn.Module:
+    """`SCRIPT:Net` with inputs given: an instance made with no arguments, as the class
+    would be in a test (its construction is not traced)."""
+    try:
+        return cls()
+    except TypeError as exc:
+        raise UserError(
+            f"{script.path}: {entry} is an nn.Module class whose constructor needs arguments ({exc}); name an "
+            f"instance the script makes, or let the script's main block create and call it"
+        ) from None
+    except Exception as exc:
+        raise exception_at_user_line(exc, script.module.__file__, prefix=f"{entry}() failed: ") from exc
 
 
 def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: int) -> tuple[tuple, dict]:
@@ -151,7 +187,7 @@ def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: in
             f"{script.path}: no inputs: define sample_inputs(device) in the script "
             "or give them with --input (e.g. --input f32[3,4])"
         )
-    torch.manual_seed(seed)
+    seed_everything(seed)
     try:
         return call_sample_inputs(script.sample_inputs, device)
     except Exception as exc:
@@ -184,35 +220,64 @@ class _TracingEntry:
 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
-                      execute: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
+                      execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
     compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram]] = {}
+    busy = []  # set while tracing or checking a call: the entry's own calls then run as they are
 
-    def on_call(args, kwargs):
-        key = _signature((args, kwargs))
+    def on_call(target, run_eagerly: Callable, args, kwargs):
+        # One trace per callable (each instance of a module class has its own weights) and signature.
+        key = (id(target), _signature((args, kwargs)))
         found = compiled_by_signature.get(key)
         if found is None:
-            program = _trace_entry(script, entry, fn, args, kwargs, device, stamp)
-            call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
-            compiled = compile_for(call.final, executor)
-            if execute:
-                state = torch.get_rng_state()
-                call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script)
-                torch.set_rng_state(state)
+            busy.append(True)
+            try:
+                program = _trace_entry(script, entry, target, args, kwargs, device, stamp)
+                call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
+                compiled = compile_for(call.final, executor)
+                if execute:
+                    state = torch.get_rng_state()
+                    call.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, timing)
+                    torch.set_rng_state(state)
+            finally:
+                busy.pop()
             result.calls.append(call)
             found = compiled_by_signature[key] = (compiled, program)
         compiled, program = found
         if not execute:
-            return fn(*args, **kwargs)
+            return run_eagerly(*args, **kwargs)
         return compiled(*program.inputs_for(args, kwargs))
 
-    script.namespace[entry] = _TracingEntry(fn, on_call)
+    if isinstance(fn, type):
+        # `SCRIPT:Net`: the calls of every instance of Net the script makes.
+        original_call = fn.__dict__.get("__call__")
+
+        def call_instance(module, *args, **kwargs):
+            def run_eagerly(*args, **kwargs):
+                return torch.nn.Module.__call__(module, *args, **kwargs)
+
+            return run_eagerly(*args, **kwargs) if busy else on_call(module, run_eagerly, args, kwargs)
+
+        fn.__call__ = call_instance
+    else:
+        script.namespace[entry] = _TracingEntry(fn, lambda args, kwargs: on_call(fn, fn, args, kwargs))
+    seed_everything(seed)
     try:
         run_main_blocks(script)
     except UserError:
         raise
+    except SystemExit as exc:
+        # `sys.exit(main())` ends a script that went well: only a failure status is one.
+        if exc.code not in (None, 0):
+            raise UserError(f"{script.path}: the script's main block exited with status {exc.code}") from None
     except Exception as exc:
         raise exception_at_user_line(exc, script.module.__file__, prefix="the script's main block failed: ") from exc
     finally:
-        script.namespace[entry] = fn
+        if not isinstance(fn, type):
+            script.namespace[entry] = fn
+        elif original_call is None:
+            del fn.__call__
+        else:
+            fn.__call__ = original_call
     if not result.calls:
-        raise UserError(f"{script.path}: the main block never called {entry}")
+        what = f"an instance of {entry}" if isinstance(fn, type) else entry
+        raise UserError(f"{script.path}: the main block never called {what}")

@@ -8,12 +8,17 @@ run through that block, with the entry replaced by a tracing wrapper.
 from __future__ import annotations
 
 import ast
+import inspect
 import os
+import random
 import sys
 import traceback
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy
 import torch
 
 from tracecli.core.errors import UserError
@@ -25,6 +30,7 @@ class Script:
     path: str  # as the user gave it, for messages
     display: str  # relative to the working directory, for traces
     module: types.ModuleType
+    tree: ast.Module
     main_blocks: list[ast.stmt] = field(default_factory=list)
 
     @property
@@ -94,9 +100,29 @@ def load_script(path: str) -> Script:
     code = compile(ast.Module(body=body, type_ignores=[]), abs_path, "exec")
     try:
         exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
+    except SystemExit as exc:
+        raise UserError(f"{path}: the script exited while loading (status {exc.code}), before any entry ran") from None
     except Exception as exc:
         raise exception_at_user_line(exc, abs_path, prefix="the script failed while loading: ") from exc
-    return Script(path, display_path(abs_path), module, main_blocks)
+    return Script(path, display_path(abs_path), module, tree, main_blocks)
+
+
+@contextmanager
+def script_argv(path: str, args: list[str]) -> Iterator[None]:
+    """sys.argv as the script would see it run by python: its own path, then its arguments."""
+    saved = sys.argv
+    sys.argv = [path, *args]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def seed_everything(seed: int) -> None:
+    """Seed the generators a script draws from: torch's, Python's and numpy's."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy.random.seed(seed % 2**32)
 
 
 def run_main_blocks(script: Script) -> None:
@@ -114,9 +140,22 @@ def run_main_blocks(script: Script) -> None:
 _NOT_ENTRIES = {"sample_inputs", "main"}
 
 
+def unwrapped(obj):
+    """The function a decorated one wraps (`functools.wraps`, `@torch.no_grad()`)."""
+    return inspect.unwrap(obj) if isinstance(obj, types.FunctionType) else obj
+
+
 def _defined_here(obj, script: Script) -> bool:
-    code = getattr(obj, "__code__", None)
+    code = getattr(unwrapped(obj), "__code__", None)
     return code is not None and os.path.abspath(code.co_filename) == script.module.__file__
+
+
+def is_module_class(obj, script: Script) -> bool:
+    """An nn.Module subclass the script defines: its instances are the entry."""
+    return (
+        isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+        and getattr(obj, "__module__", None) == script.module.__name__
+    )
 
 
 def _referenced_names(code: types.CodeType) -> set[str]:
@@ -127,10 +166,22 @@ def _referenced_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def _decorator_names(script: Script) -> set[str]:
+    """Functions the script uses as decorators: they make entries, they are not one."""
+    names = set()
+    for node in ast.walk(script.tree):
+        for deco in getattr(node, "decorator_list", ()):
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+    return names
+
+
 def entry_candidates(script: Script) -> dict[str, object]:
     out = {}
+    decorators = _decorator_names(script)
     for name, obj in script.namespace.items():
-        if name.startswith("_") or name in _NOT_ENTRIES:
+        if name.startswith("_") or name in _NOT_ENTRIES or name in decorators:
             continue
         if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
             out[name] = obj
@@ -146,7 +197,7 @@ def _helpers(script: Script, candidates: dict[str, object]) -> set[str]:
         if name in _NOT_ENTRIES:
             continue
         if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
-            referenced |= _referenced_names(obj.__code__) - {name}
+            referenced |= _referenced_names(unwrapped(obj).__code__) - {name}
         elif isinstance(obj, type):
             for attr in vars(obj).values():
                 if isinstance(attr, types.FunctionType) and _defined_here(attr, script):
@@ -154,31 +205,62 @@ def _helpers(script: Script, candidates: dict[str, object]) -> set[str]:
     return {n for n, obj in candidates.items() if n in referenced and isinstance(obj, types.FunctionType)}
 
 
-def called_in_main(script: Script) -> list[str]:
+def _called_names(nodes) -> list[str]:
     names: list[str] = []
-    for block in script.main_blocks:
-        for node in ast.walk(block):
+    for root in nodes:
+        for node in ast.walk(root):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in names:
                 names.append(node.func.id)
     return names
 
 
-def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[str, object, str]:
-    """(entry name, callable, why it was chosen)."""
+def called_from_main(script: Script) -> list[str]:
+    """What the main blocks call, and what the script's own functions they call call in
+    turn (a `main()` that builds a model and runs it): names in the order first met."""
+    functions = {node.name: node for node in script.tree.body if isinstance(node, ast.FunctionDef)}
+    order = _called_names(script.main_blocks)
+    seen = set(order)
+    i = 0
+    while i < len(order):
+        node = functions.get(order[i])
+        i += 1
+        if node is None:
+            continue
+        for name in _called_names(node.body):
+            if name not in seen:
+                seen.add(name)
+                order.append(name)
+    return order
+
+
+def _main_mode_candidates(script: Script) -> dict[str, object]:
     candidates = entry_candidates(script)
+    out = {}
+    for name in called_from_main(script):
+        obj = script.namespace.get(name)
+        if name in candidates or is_module_class(obj, script):
+            out[name] = obj
+    return out
+
+
+def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[str, object, str]:
+    """(entry name, callable or nn.Module class, why it was chosen)."""
     if name is not None:
         obj = script.namespace.get(name)
         if obj is None or not callable(obj):
-            listing = ", ".join(sorted(candidates)) or "none"
+            listing = ", ".join(sorted(entry_candidates(script))) or "none"
             raise UserError(f"{script.path}: no entry named {name!r} (candidates: {listing})")
         return name, obj, "given"
     if main_mode:
-        called = [n for n in called_in_main(script) if n in candidates]
-        if len(called) == 1:
-            return called[0], candidates[called[0]], "the function the script's main block calls"
-        pool = called
+        pool = list(_main_mode_candidates(script))
+        if len(pool) == 1:
+            obj = script.namespace[pool[0]]
+            if is_module_class(obj, script):
+                return pool[0], obj, "the nn.Module class the script's main block runs"
+            return pool[0], obj, "the function the script's main block calls"
         why = "the script's main block calls several candidates"
     else:
+        candidates = entry_candidates(script)
         helpers = _helpers(script, candidates)
         pool = [n for n in candidates if n not in helpers]
         if len(pool) == 1:

@@ -96,6 +96,7 @@ class _Tracer:
         self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
         self.in_torch_call = 0
         self.mutations = MutationTracker()
+        self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
 
@@ -147,6 +148,16 @@ class _Tracer:
 
     # -- handlers ----------------------------------------------------------------
 
+    def _constructing(self) -> bool:
+        """Whether the call comes from an nn.Module's __init__ run by the traced code (a
+        `main()` that builds its model): construction is not part of the trace."""
+        frame = sys._getframe(2)
+        while frame is not None and frame is not self.root:
+            if frame.f_code.co_name == "__init__" and isinstance(frame.f_locals.get("self"), torch.nn.Module):
+                return True
+            frame = frame.f_back
+        return False
+
     def on_symbol_call(self, sym: Symbol, args: tuple, kwargs: dict):
         # Called by user code directly (a saved trace traced again): it holds proxies.
         if len(self.recorder.scopes) == 1 and not self.in_torch_call:
@@ -185,7 +196,9 @@ class _Tracer:
 
     def on_torch_call(self, func, args: tuple, kwargs: dict):
         kind, adapter = _resolve(func)
-        if kind == "metadata":
+        if kind == "metadata" or (not _holds_proxy((args, kwargs)) and (kind == "data" or self._constructing())):
+            # Metadata, values of real tensors, and building an nn.Module (its weights are
+            # made and initialised for real): nothing to trace.
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
         if kind == "data":
@@ -231,6 +244,16 @@ class _Tracer:
         return self.to_proxies(out)
 
 
+def _holds_proxy(obj) -> bool:
+    if isinstance(obj, TensorProxy):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(_holds_proxy(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_holds_proxy(o) for o in obj.values())
+    return False
+
+
 def _holds_tensor_values(obj) -> bool:
     if isinstance(obj, TensorValue):
         return True
@@ -242,14 +265,23 @@ def _holds_tensor_values(obj) -> bool:
 
 
 def _captured_name(tensor: torch.Tensor) -> str:
-    """The name a captured tensor had where the user's code found it."""
+    """The name a captured tensor had where the user's code found it: a variable, or a
+    parameter or buffer of a module in a variable (`model.fc1.weight`)."""
+    scopes = []
     frame = user_frame(sys._getframe(1))
     while frame is not None:
-        for scope in (frame.f_locals, frame.f_globals):
-            for name, obj in scope.items():
-                if obj is tensor:
-                    return name
+        scopes += [frame.f_locals, frame.f_globals]
         frame = frame.f_back
+    for scope in scopes:
+        for name, obj in scope.items():
+            if obj is tensor:
+                return name
+    # `self` inside a module's forward says less than the variable holding the module.
+    owners = [(name, obj) for scope in scopes for name, obj in scope.items() if isinstance(obj, torch.nn.Module)]
+    for name, module in sorted(owners, key=lambda owner: owner[0] == "self"):
+        for qualname, owned in (*module.named_parameters(), *module.named_buffers()):
+            if owned is tensor:
+                return f"{name}.{qualname}"
     return "captured"
 
 
@@ -303,6 +335,7 @@ def trace_callable(
     push_handler(tracer.on_symbol_call)
     try:
         with _Mode(tracer), scopes, tracing_overrides(), gc_paused():
+            tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
         tracer.mutations.check_reads(values_in(output))

@@ -42,7 +42,8 @@ def print_report(console: Console, report: RunReport, executor: str = "torch") -
         verdict = "the output matches eager" if n == 1 else f"all {n} outputs match eager"
     else:
         verdict = f"{sum(not o.match for o in report.outputs)} of {n} outputs differ from eager"
-    console.print(
-        f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms · {verdict}",
-        markup=False,
-    )
+    if report.eager_ms is None:
+        timing = f"compiled ({executor} executor), not timed"
+    else:
+        timing = f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms"
+    console.print(f"{timing} · {verdict}", markup=False)
