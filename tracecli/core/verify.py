@@ -5,7 +5,11 @@
 - a bound symbol never reads its own output (the `t1 = ltorch.add(t0, t1)` bug);
 - subsymbols define every output of their parent that is not one of its inputs,
   with the parent's types;
-- the trace's outputs are defined, and its name registry holds every defined name.
+- the trace's outputs are defined, and its name registry holds every defined name;
+- every bound symbol, at every level, records the types its rule gives: re-run on the
+  recorded arguments, its meta rule or decomposition accepts them and yields outputs of
+  the recorded shapes, dtypes and devices (`typecheck`). A subsymbol is checked on its
+  own, whatever its parent's check found.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
+from tracecli.core.typecheck import type_problem
 
 
 class VerificationError(Exception):
@@ -35,8 +40,9 @@ def _context(trace: Trace, bsym: BoundSymbol | None, radius: int = 3) -> str:
     return "\n".join((">> " if i == at else "   ") + lines[i] for i in range(lo, hi))
 
 
-def verify(trace: Trace) -> None:
-    """Raise VerificationError describing the first broken invariant."""
+def verify(trace: Trace, *, types: bool = True) -> None:
+    """Raise VerificationError describing the first broken invariant. `types=False`
+    checks structure only (names, scopes, the registry)."""
     known: dict[str, object] = {}  # name -> value record, across all levels
 
     def fail(problem: str, bsym: BoundSymbol | None = None):
@@ -72,6 +78,10 @@ def verify(trace: Trace) -> None:
                     fail(f"output {out.name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
                 scope.add(out.name)
+            if types:
+                problem = type_problem(bsym)
+                if problem is not None:
+                    fail(problem, bsym)
 
     top_level: set[str] = set()
     for value in trace.inputs:
