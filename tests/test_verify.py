@@ -173,6 +173,14 @@ def test_real_traces_with_tuple_outputs_and_constants_verify():
     verify(lower(trace).trace)
 
 
+def test_a_decomposition_returning_its_input_untouched_gives_the_inputs_type():
+    # ltorch.reshape to the shape x already has returns x itself.
+    t0 = tv("t0")
+    verify(make_trace([X], [bsym(ltorch.reshape, [X, (3,)], t0)], t0))
+    _rejects(make_trace([X], [bsym(ltorch.reshape, [X, (3,)], tv("t0", (1, 3)))], tv("t0", (1, 3))),
+             r"ltorch\.reshape records t0 as cpu f32\[1, 3\] but its rule gives cpu f32\[3\]", "ltorch.reshape")
+
+
 def test_the_cache_keys_on_constants_not_only_on_argument_types():
     # Same symbol, same argument types, different constants: the first outcome must not
     # answer for the second. 1, 1.0 and True are different constants too.
