@@ -50,9 +50,11 @@ def synthetic_trace(n: int) -> Trace:
         elif i % 7 == 6:
             bsyms.append(call(ltorch.sin, prims.sin, (live,)))  # dead: nothing reads it
         elif i % 5 == 4:
-            previous = bsyms[-1]
-            bsyms.append(call(previous.symbol, previous.subsymbols[0].symbol, previous.args, f"v{i % 40}"))
-            live = bsyms[-1].output
+            # The previous call again, keyword arguments and all, into a fresh value.
+            previous, out = bsyms[-1], value()
+            sub = previous.subsymbols[0].replace(output=out)
+            bsyms.append(previous.replace(output=out, subsymbols=(sub,), name_hints=((out.name, f"v{i % 40}"),)))
+            live = out
         else:
             bsyms.append(call(ltorch.mul, prims.mul, (live, x), f"v{i % 40}"))
             live = bsyms[-1].output

@@ -1,7 +1,7 @@
 """tracecli benchmarks: trace/print/codegen cost per op against torch.fx, and the
 compiled torch-executor call against eager, printed next to the design targets.
 
-    .venv/bin/python benchmarks/run.py           # full run, 20-40 s
+    .venv/bin/python benchmarks/run.py           # full run, 30-60 s
     .venv/bin/python benchmarks/run.py --quick   # smaller sizes, fewer repeats
     .venv/bin/python benchmarks/run.py --wall    # wall-clock time instead of thread CPU time
 
@@ -29,6 +29,7 @@ from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds, time_once
+from verify_bench import VerifyRow, bench_verify, print_verify
 
 from tracecli.core.printing import format_trace
 from tracecli.executors.codegen import compile_trace
@@ -192,8 +193,10 @@ def _verdict(ok: bool) -> str:
     return "meets" if ok else "MISSES"
 
 
-def print_summary(tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow]) -> None:
-    print("5. Against the design targets")
+def print_summary(
+    tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow]
+) -> None:
+    print("6. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -221,6 +224,12 @@ def print_summary(tracing: list[TraceRow], execution: list[ExecRow], passes: lis
         growth = mine[-1].us_per_bsym / mine[0].us_per_bsym
         lines.append((f"pass {name} linear: µs/bsym N={mine[-1].n} / N={mine[0].n}", f"{growth:.2f}x",
                       f"<= {TARGET_GROWTH:.1f}x", growth <= TARGET_GROWTH))
+    # The pipeline verifies after every pass, so the verifier shares a pass's budget.
+    synthetic = [r for r in verifying if r.name.startswith("synthetic")]
+    if synthetic:
+        r = max(synthetic, key=lambda r: r.bsyms)
+        lines.append((f"verify with types, {r.name}", f"{r.cold_ms:.0f} ms", f"< {TARGET_PASS_MS:.0f} ms",
+                      r.cold_ms < TARGET_PASS_MS))
     width = max(len(name) for name, *_ in lines)
     for name, measured, target, ok in lines:
         print(f"   {name:<{width}}  {measured:>12}  target {target:<12} {_verdict(ok)}")
@@ -261,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     passes = bench_passes([10_000, 100_000] if not args.quick else [1_000, 10_000], 3, clock)
     print_passes(passes)
     print_models(bench_models(reps=1 if args.quick else 3))
-    print_summary(tracing, execution, passes)
+    verifying = bench_verify([10_000, 100_000] if not args.quick else [1_000, 10_000], rounds, clock)
+    print_verify(verifying)
+    print_summary(tracing, execution, passes, verifying)
     return 0
 
 

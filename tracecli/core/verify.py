@@ -5,7 +5,11 @@
 - a bound symbol never reads its own output (the `t1 = ltorch.add(t0, t1)` bug);
 - subsymbols define every output of their parent that is not one of its inputs,
   with the parent's types;
-- the trace's outputs are defined, and its name registry holds every defined name.
+- the trace's outputs are defined, and its name registry holds every defined name;
+- every bound symbol, at every level, records the types its rule gives: re-run on the
+  recorded arguments, its meta rule or decomposition accepts them and yields outputs of
+  the recorded shapes, dtypes and devices (`typecheck`). A subsymbol is checked on its
+  own, whatever its parent's check found.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
+from tracecli.core.typecheck import type_problem
 
 
 class VerificationError(Exception):
@@ -35,8 +40,9 @@ def _context(trace: Trace, bsym: BoundSymbol | None, radius: int = 3) -> str:
     return "\n".join((">> " if i == at else "   ") + lines[i] for i in range(lo, hi))
 
 
-def verify(trace: Trace) -> None:
-    """Raise VerificationError describing the first broken invariant."""
+def verify(trace: Trace, *, types: bool = True) -> None:
+    """Raise VerificationError describing the first broken invariant. `types=False`
+    checks structure only (names, scopes, the registry)."""
     known: dict[str, object] = {}  # name -> value record, across all levels
 
     def fail(problem: str, bsym: BoundSymbol | None = None):
@@ -44,17 +50,17 @@ def verify(trace: Trace) -> None:
 
     def note(value, bsym: BoundSymbol | None) -> None:
         seen = known.setdefault(value.name, value)
-        if seen != value:
+        # Parents and subsymbols share their records: identity settles most cases.
+        if seen is not value and seen != value:
             fail(f"name {value.name} is used for two different values: {seen} and {value}", bsym)
 
     def check_block(bsyms, scope: set[str]) -> None:
         """`scope` holds the names readable here; each definition is added to it."""
         for bsym in bsyms:
-            qualname = bsym.symbol.qualname
             arg_names = set()
-            for arg in bsym.iter_args():
+            for arg in bsym.arg_values():
                 if arg.name not in scope:
-                    fail(f"{qualname} reads {arg.name} before it is defined", bsym)
+                    fail(f"{bsym.symbol.qualname} reads {arg.name} before it is defined", bsym)
                 note(arg, bsym)
                 arg_names.add(arg.name)
             produced: set[str] = set()
@@ -63,15 +69,19 @@ def verify(trace: Trace) -> None:
                 inner = set(arg_names)
                 check_block(bsym.subsymbols, inner)
                 produced = inner - arg_names
-            for out in bsym.iter_outputs():
+            for out in bsym.output_values():
                 if out.name in arg_names:
-                    fail(f"{qualname} uses {out.name} as both input and output", bsym)
+                    fail(f"{bsym.symbol.qualname} uses {out.name} as both input and output", bsym)
                 if out.name in scope or (out.name in known and out.name not in produced):
                     fail(f"{out.name} is defined twice", bsym)
                 if bsym.subsymbols and out.name not in produced:
-                    fail(f"output {out.name} of {qualname} is not produced by its subsymbols", bsym)
+                    fail(f"output {out.name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
                 scope.add(out.name)
+            if types:
+                problem = type_problem(bsym)
+                if problem is not None:
+                    fail(problem, bsym)
 
     top_level: set[str] = set()
     for value in trace.inputs:
