@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from tracecli.core.dtypes import DType
 from tracecli.core.pytree import tree_leaves
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, walk
+from tracecli.core.values import TensorValue
+from tracecli.ops.torch_bridge import TO_TORCH
 
 # (rtol, atol) per dtype, as torch.testing.assert_close uses by default.
 TOLERANCES = {
@@ -47,7 +50,11 @@ class RunReport:
         return all(o.match for o in self.outputs)
 
 
-def compare_outputs(names: list[str], eager, compiled) -> list[OutputCheck]:
+def compare_outputs(names: list[str], eager, compiled, working: list | None = None) -> list[OutputCheck]:
+    """Each output of the compiled run against eager's, within the tolerances of its dtype,
+    or of its entry in `working`, the least precise floating dtype its computation passed
+    through, when that is looser: a float32 result of bfloat16 work carries bfloat16's
+    error, in eager too."""
     expected, actual = tree_leaves(eager), tree_leaves(compiled)
     if len(expected) != len(actual):
         return [OutputCheck("(structure)", None, None, False,
@@ -55,11 +62,11 @@ def compare_outputs(names: list[str], eager, compiled) -> list[OutputCheck]:
     checks = []
     for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
         name = names[i] if i < len(names) else f"out{i}"
-        checks.append(_compare_one(name, e, a))
+        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None))
     return checks
 
 
-def _compare_one(name: str, e, a) -> OutputCheck:
+def _compare_one(name: str, e, a, working: torch.dtype | None = None) -> OutputCheck:
     if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
         same = type(e) is type(a) and e == a
         return OutputCheck(name, None, type(e).__name__, bool(same), problem="" if same else f"{e!r} != {a!r}")
@@ -77,6 +84,8 @@ def _compare_one(name: str, e, a) -> OutputCheck:
         err = float(diff.max())
         return OutputCheck(name, shape, dtype, err == 0, err, err, "" if err == 0 else "values differ")
     rtol, atol = TOLERANCES.get(e.dtype, (1e-5, 1e-8))
+    if working is not None and working in TOLERANCES:
+        rtol, atol = max(rtol, TOLERANCES[working][0]), max(atol, TOLERANCES[working][1])
     wide = torch.complex128 if e.is_complex() else torch.float64
     e64, a64 = e.detach().to(wide), a.detach().to(wide)
     both_nan = torch.isnan(e64) & torch.isnan(a64)
@@ -87,6 +96,55 @@ def _compare_one(name: str, e, a) -> OutputCheck:
     rel = diff / e64.abs().clamp_min(torch.finfo(torch.float64).tiny)
     max_rel = float(rel.max()) if not torch.isnan(rel).any() else float("nan")
     return OutputCheck(name, shape, dtype, ok, max_abs, max_rel, "" if ok else "values differ beyond tolerance")
+
+
+def working_dtypes(trace: Trace) -> list[torch.dtype | None]:
+    """Per output, the least precise floating dtype among the values it is computed from,
+    at every level of their decompositions."""
+    producer = {v.name: b for b in trace.bsyms for v in b.output_values()}
+    least_of: dict[int, DType | None] = {}  # per bound symbol, over its own values
+
+    def least(name: str, seen: set[str]) -> DType | None:
+        found = None
+        stack = [name]
+        while stack:
+            current = stack.pop()
+            bsym = producer.get(current)
+            if bsym is None or current in seen:
+                continue
+            seen.add(current)
+            own = least_of.get(id(bsym), _MISSING)
+            if own is _MISSING:
+                own = least_of[id(bsym)] = _least(v for _, b in walk([bsym]) for v in (*b.arg_values(),
+                                                                                      *b.output_values()))
+            found = _less_precise(found, own)
+            stack.extend(v.name for v in bsym.arg_values())
+        return found
+
+    out = []
+    for leaf in tree_leaves(trace.output):
+        dtype = least(leaf.name, set()) if isinstance(leaf, TensorValue) else None
+        out.append(TO_TORCH[dtype] if dtype is not None else None)
+    return out
+
+
+_MISSING = object()
+# Significand bits: what a dtype's tolerance is for.
+_PRECISION = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}
+
+
+def _less_precise(a: DType | None, b: DType | None) -> DType | None:
+    if a is None or b is None:
+        return a or b
+    return a if _PRECISION.get(a.name, 24) <= _PRECISION.get(b.name, 24) else b
+
+
+def _least(values) -> DType | None:
+    found = None
+    for v in values:
+        if isinstance(v, TensorValue) and v.dtype.is_float:
+            found = _less_precise(found, v.dtype)
+    return found
 
 
 def _clone(obj):
@@ -137,7 +195,7 @@ def check_against_eager(
     with torch.no_grad():
         actual = compiled(*_clone(trace_inputs))
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
-    report = RunReport(compare_outputs(names, expected, actual))
+    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace)))
     if timing:
         # The script's own output was shown once, by the eager run above.
         with torch.no_grad(), quiet():

@@ -86,7 +86,26 @@ def compile_for(trace: Trace, executor: str) -> Callable:
     """The callable an executor runs: torch runs the trace as printed; prims runs it
     lowered all the way, through the prims' own implementations (checking every
     decomposition against eager). `trace_script` has checked the name."""
-    return compile_trace(lower(trace).trace if executor == "prims" else trace)
+    return _without_autocast(compile_trace(lower(trace).trace if executor == "prims" else trace))
+
+
+def autocast_state() -> tuple:
+    """What a trace depends on beyond its inputs: torch.autocast's state per device type."""
+    return tuple((torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda"))
+
+
+def _without_autocast(fn: Callable) -> Callable:
+    """The trace already holds every cast autocast made while tracing: run it as written,
+    even when called inside an autocast region."""
+
+    def run(*args):
+        if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
+            with torch.autocast("cpu", enabled=False), torch.autocast("cuda", enabled=False):
+                return fn(*args)
+        return fn(*args)
+
+    run.__tracecli_source__ = fn.__tracecli_source__
+    return run
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
@@ -226,7 +245,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
 
     def on_call(target, run_eagerly: Callable, args, kwargs):
         # One trace per callable (each instance of a module class has its own weights) and signature.
-        key = (id(target), _signature((args, kwargs)))
+        key = (id(target), _signature((args, kwargs)), autocast_state())
         found = compiled_by_signature.get(key)
         if found is None:
             busy.append(True)

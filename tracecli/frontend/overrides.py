@@ -22,6 +22,14 @@ def _is_compiling() -> bool:
     return True
 
 
+def _false(*args, **kwargs) -> bool:
+    return False
+
+
+def _true(*args, **kwargs) -> bool:
+    return True
+
+
 @contextmanager
 def tracing_overrides() -> Iterator[None]:
     original_check_all = torch._check_tensor_all
@@ -32,10 +40,17 @@ def tracing_overrides() -> Iterator[None]:
         else:
             original_check_all(cond, message)
 
-    saved = (torch.compiler.is_compiling, original_check_all)
+    amp_common = torch.cuda.amp.common
+    saved = (torch.compiler.is_compiling, original_check_all, amp_common.amp_definitely_not_available,
+             torch.cuda.is_bf16_supported)
     torch.compiler.is_compiling = _is_compiling
     torch._check_tensor_all = check_tensor_all
+    # A trace for cuda:0 is made on machines without CUDA too: torch.autocast("cuda") must
+    # then stay on (not disable itself with a warning), so the trace shows CUDA's casts.
+    amp_common.amp_definitely_not_available = _false
+    torch.cuda.is_bf16_supported = _true
     try:
         yield
     finally:
-        torch.compiler.is_compiling, torch._check_tensor_all = saved
+        (torch.compiler.is_compiling, torch._check_tensor_all, amp_common.amp_definitely_not_available,
+         torch.cuda.is_bf16_supported) = saved

@@ -12,12 +12,17 @@ import inspect
 import sys
 from collections.abc import Callable
 
+import torch
+
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import BoundSymbol, Symbol
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.source import location_of, user_frame
+from tracecli.ops.autocast import cast_arguments, policy_for
+from tracecli.ops.ltorch import to as ltorch_to
+from tracecli.ops.torch_bridge import FROM_TORCH
 
 _EMPTY = inspect.Parameter.empty
 
@@ -80,6 +85,8 @@ class Recorder:
         self.module_scope = module_scope
         self.hints = hints
         self.scopes: list[list[BoundSymbol]] = [[]]
+        self.autocast_applied = False
+        self.autocast_casts = 0  # casts recorded so far, to see whether a decomposition made any
 
     @property
     def bsyms(self) -> list[BoundSymbol]:
@@ -89,14 +96,24 @@ class Recorder:
         """Record one call made with values; return its output values."""
         if sym.decomposition is not None:
             args, kwargs = _spec(sym).normalize(args, kwargs)
+            autocasting = self._autocast(sym, args, kwargs)
+            if autocasting is not None:
+                args, kwargs = autocasting
+            casts_before = self.autocast_casts
             self.scopes.append([])
             try:
                 out = sym.decomposition(*args, **kwargs)
             finally:
                 subsymbols = self.scopes.pop()
+                if autocasting is not None:
+                    self.autocast_applied = False
             if not subsymbols:
                 # The decomposition returned (part of) its input untouched: nothing happened.
                 return out
+            if self.autocast_casts != casts_before and autocasting is None:
+                # Autocast reached the ops this one is made of: torch runs it as those ops
+                # (a composite decomposes before autocast), and so does the trace.
+                return self._inline(subsymbols, out)
         else:
             out = self._new_outputs(sym.meta(*args, **kwargs))
             subsymbols = []
@@ -109,6 +126,35 @@ class Recorder:
             scope = self.module_scope()
         bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, scope=scope)
         self.scopes[-1].append(bsym)
+        return out
+
+    def _autocast(self, sym: Symbol, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        """The call's arguments with torch.autocast's casts recorded before it (at the
+        user's line, as ops of their own), when autocast is on for its device type."""
+        if self.autocast_applied:
+            return None  # inside an op that applied a policy: its decomposition runs as written
+        found = policy_for(sym, args, kwargs)
+        if found is None or not torch.is_autocast_enabled(found[0]):
+            return None
+        device, policy = found
+        fast_dtype = FROM_TORCH[torch.get_autocast_dtype(device)]
+        cast = cast_arguments(policy, device, fast_dtype, args, kwargs, self._record_cast)
+        self.autocast_applied = True
+        return cast
+
+    def _record_cast(self, x: TensorValue, dtype) -> TensorValue:
+        self.autocast_casts += 1
+        return self.record(ltorch_to, (x,), {"dtype": dtype})
+
+    def _inline(self, subsymbols: list[BoundSymbol], out):
+        if len(self.scopes) == 1:
+            frame = user_frame(sys._getframe(2))
+            source = location_of(frame) if frame is not None else None
+            scope = self.module_scope()
+            subsymbols = [b.replace(source=source, scope=scope) for b in subsymbols]
+            if frame is not None:
+                self.hints.note(frame, out)
+        self.scopes[-1].extend(subsymbols)
         return out
 
     def _new_outputs(self, types):

@@ -14,6 +14,7 @@ from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
+from tracecli.ops.autocast import POLICIES, Autocast
 from tracecli.ops.forms import FORMS
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
 
@@ -32,7 +33,8 @@ def _is_torch_form(impl: Callable) -> bool:
 
 
 def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple[str, ...] = (),
-           adapter: Callable | None = None, tags: tuple[Tag, ...] = (), name: str | None = None):
+           adapter: Callable | None = None, tags: tuple[Tag, ...] = (), name: str | None = None,
+           autocast: Autocast | None = None):
     """Declare the decorated decomposition as ltorch.<name>: everything the op is.
 
     - `impl`: the torch callable executors run; its signature is the decomposition's.
@@ -42,6 +44,7 @@ def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple
     - `adapter`: where torch's spellings take arguments the decomposition does not
       (`torch.max(a, b)` vs `torch.max(a, dim)`), every form goes through it instead.
     - `tags`: RANDOM, INPLACE, VIEW, CHECK, ...
+    - `autocast`: torch.autocast's policy for the op on CPU and CUDA (ops/autocast.py).
     """
 
     def declare(decomposition: Callable) -> Symbol:
@@ -56,6 +59,8 @@ def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple
         functions = ((impl,) if _is_torch_form(impl) else ()) + tuple(aliases)
         FORMS.claim(adapter or sym, sym.qualname, functions=functions, methods=methods)
         ALL[sym_name] = sym
+        if autocast is not None:
+            POLICIES[sym] = autocast
         return sym
 
     return declare

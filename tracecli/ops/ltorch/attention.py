@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol
 from tracecli.ops.ltorch.nn import check_probability, dropout
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
@@ -171,7 +172,7 @@ def _swap_last(ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
-@symbol(F.scaled_dot_product_attention)
+@symbol(F.scaled_dot_product_attention, autocast=everywhere(Policy.LOWER))
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(query @ key.T * scale + mask) @ value, with dropout on the probabilities"""

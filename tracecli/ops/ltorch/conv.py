@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from tracecli.ops import prims
+from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import expect_tensor, symbol
 from tracecli.ops.promotion import ShapeError
 
@@ -58,19 +59,19 @@ def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
     return prims.reshape(out, out.shape[1:]) if unbatched else out
 
 
-@symbol(F.conv1d)
+@symbol(F.conv1d, autocast=everywhere(Policy.LOWER))
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) over (N, C, L) or (C, L) inputs"""
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@symbol(F.conv2d)
+@symbol(F.conv2d, autocast=everywhere(Policy.LOWER))
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) inputs"""
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
-@symbol(F.conv3d)
+@symbol(F.conv3d, autocast=everywhere(Policy.LOWER))
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) inputs"""
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)

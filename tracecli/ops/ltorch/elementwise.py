@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     broadcast_all,
@@ -23,6 +24,9 @@ from tracecli.ops.ltorch._base import (
 )
 from tracecli.ops.promotion import ShapeError, result_type
 from tracecli.ops.torch_bridge import TO_TORCH
+
+# CUDA autocast computes these in float32 (ATen's fp32 list).
+_CUDA_FP32 = Autocast(cuda=Policy.FP32)
 
 
 def _binary(prim, a, b, *, dtype=None, out_dtype=None):
@@ -169,7 +173,7 @@ def floor_divide(input, other):
     return convert(out, dtype)
 
 
-@symbol(torch.pow, methods=("pow", "__pow__"))
+@symbol(torch.pow, methods=("pow", "__pow__"), autocast=_CUDA_FP32)
 def pow(input, exponent):  # noqa: A001
     """input ** exponent"""
     dtype = result_type(input, exponent)
@@ -245,15 +249,17 @@ def _float_unary(prim):
     return apply
 
 
-exp = symbol(torch.exp, methods=("exp",), name="exp")(_float_unary(prims.exp))
-log = symbol(torch.log, methods=("log",), name="log")(_float_unary(prims.log))
+exp = symbol(torch.exp, methods=("exp",), name="exp", autocast=_CUDA_FP32)(_float_unary(prims.exp))
+log = symbol(torch.log, methods=("log",), name="log", autocast=_CUDA_FP32)(_float_unary(prims.log))
 sin = symbol(torch.sin, methods=("sin",), name="sin")(_float_unary(prims.sin))
 cos = symbol(torch.cos, methods=("cos",), name="cos")(_float_unary(prims.cos))
 tanh = symbol(torch.tanh, aliases=(F.tanh,), methods=("tanh",), name="tanh")(_float_unary(prims.tanh))
 sqrt = symbol(torch.sqrt, methods=("sqrt",), name="sqrt")(_float_unary(prims.sqrt))
-rsqrt = symbol(torch.rsqrt, methods=("rsqrt",), name="rsqrt")(_float_unary(prims.rsqrt))
+rsqrt = symbol(torch.rsqrt, methods=("rsqrt",), name="rsqrt", autocast=_CUDA_FP32)(_float_unary(prims.rsqrt))
 erf = symbol(torch.erf, aliases=(torch.special.erf,), methods=("erf",), name="erf")(_float_unary(prims.erf))
-reciprocal = symbol(torch.reciprocal, methods=("reciprocal",), name="reciprocal")(_float_unary(prims.reciprocal))
+reciprocal = symbol(torch.reciprocal, methods=("reciprocal",), name="reciprocal", autocast=_CUDA_FP32)(
+    _float_unary(prims.reciprocal)
+)
 
 
 @torch_form(torch.div, torch.divide, methods=("div", "divide"))

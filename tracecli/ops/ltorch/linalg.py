@@ -22,6 +22,7 @@ from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy, everywhere
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, result_type
@@ -32,7 +33,7 @@ def _same_dtype(a, b, op):
         raise ShapeError(f"{op} expects both operands to have the same dtype, got {a.dtype.name} and {b.dtype.name}")
 
 
-@symbol(torch.matmul, methods=("matmul", "__matmul__"))
+@symbol(torch.matmul, methods=("matmul", "__matmul__"), autocast=everywhere(Policy.LOWER))
 def matmul(input, other):
     """matrix product with torch's broadcasting rules for batches and vectors"""
     input, other = expect_tensor(input, "matmul"), expect_tensor(other, "matmul")
@@ -40,7 +41,7 @@ def matmul(input, other):
     return prims.matmul(input, other)
 
 
-@symbol(F.linear)
+@symbol(F.linear, autocast=everywhere(Policy.LOWER))
 def linear(input, weight, bias=None):
     """input @ weight.T + bias"""
     input, weight = expect_tensor(input, "linear"), expect_tensor(weight, "linear")
@@ -86,7 +87,7 @@ def _product_operands(op: str, input, a, b, ndim: int):
     return input, a, b
 
 
-@symbol(torch.addmm, methods=("addmm",))
+@symbol(torch.addmm, methods=("addmm",), autocast=everywhere(Policy.LOWER))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)"""
     input, mat1, mat2 = _product_operands("addmm", input, mat1, mat2, 2)
@@ -96,7 +97,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_sum("addmm", input, product, beta, alpha, mat1.dtype)
 
 
-@symbol(torch.baddbmm, methods=("baddbmm",))
+@symbol(torch.baddbmm, methods=("baddbmm",), autocast=everywhere(Policy.LOWER))
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta * input + alpha * (batch1 @ batch2), batch by batch"""
     input, batch1, batch2 = _product_operands("baddbmm", input, batch1, batch2, 3)
@@ -279,7 +280,8 @@ def _einsum(*args):
 
 
 # One operand: the result may be a permutation of it (a view), as in torch.
-@symbol(torch.einsum, adapter=_einsum, tags=(Tag.VIEW,))
+@symbol(torch.einsum, adapter=_einsum, tags=(Tag.VIEW,),
+        autocast=Autocast(cuda=Policy.LOWER))
 def einsum(equation, *operands):
     """Einstein summation of one or two operands"""
     operands = [expect_tensor(op, "einsum") for op in operands]
@@ -309,8 +311,9 @@ def einsum(equation, *operands):
         return prims.mul(spread(a, la), spread(b, lb))
     if a.dtype == dtypes.bool8:
         raise ShapeError("einsum sums bool operands with a matrix product, which torch does not implement for bool")
-    product = prims.matmul(_arranged(a, la, [batch, left, contracted], sizes),
-                           _arranged(b, lb, [batch, contracted, right], sizes))
+    # The product is an op of its own, as torch's bmm: CPU autocast reaches it (after the
+    # sums of labels only one operand has), not einsum.
+    product = matmul(_arranged(a, la, [batch, left, contracted], sizes), _arranged(b, lb, [batch, contracted, right], sizes))
     order = tuple(batch + left + right)
     unmerged = tuple(sizes[label] for label in order)
     if product.shape != unmerged:

@@ -11,6 +11,7 @@ from torch.nn import _reduction
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy, everywhere
 from tracecli.ops.ltorch import elementwise as ew
 from tracecli.ops.ltorch import reductions as red
 from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, symbol
@@ -79,7 +80,7 @@ def _nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, 
     return nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
-@symbol(F.nll_loss, adapter=_nll_loss)
+@symbol(F.nll_loss, adapter=_nll_loss, autocast=everywhere(Policy.FP32))
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """-weight[t] * input[t] per target t (0 where t is ignore_index), reduced"""
     input, target = expect_tensor(input, "nll_loss"), expect_tensor(target, "nll_loss")
@@ -147,7 +148,8 @@ def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-
     return cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
-@symbol(F.cross_entropy, adapter=_cross_entropy)
+# CUDA has no rule for cross_entropy: the log_softmax and nll_loss it is made of have theirs.
+@symbol(F.cross_entropy, adapter=_cross_entropy, autocast=Autocast(cpu=Policy.FP32))
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """nll_loss(log_softmax(input)) for class indices, -sum(log_softmax(input) * target) for probabilities"""
     input, target = expect_tensor(input, "cross_entropy"), expect_tensor(target, "cross_entropy")
@@ -161,10 +163,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if target.dtype.is_float:
         if weight is not None and expect_tensor(weight, "cross_entropy").shape != (input.shape[class_dim],):
             raise ShapeError(f"cross_entropy: weight must have shape [{input.shape[class_dim]}]")
-        logp = red.log_softmax(input, class_dim)
+        logp = red.log_softmax(input, class_dim, dtype=input.dtype)
         return _probability_loss(logp, target, weight, reduction, float(label_smoothing), class_dim)
     _check_class_target(input, target, weight, "cross_entropy")
-    logp = red.log_softmax(input, class_dim)
+    # In the input's dtype, as torch asks for: CUDA autocast then leaves it alone.
+    logp = red.log_softmax(input, class_dim, dtype=input.dtype)
     if label_smoothing > 0.0:
         return _smoothed_loss(logp, target, weight, ignore_index, reduction, float(label_smoothing), class_dim)
     return nll_loss(logp, target, weight, ignore_index, reduction)
@@ -174,7 +177,7 @@ def _mse_loss(input, target, size_average=None, reduce=None, reduction="mean", w
     return mse_loss(input, target, _legacy_reduction(size_average, reduce, reduction), weight)
 
 
-@symbol(F.mse_loss, adapter=_mse_loss)
+@symbol(F.mse_loss, adapter=_mse_loss, autocast=everywhere(Policy.FP32))
 def mse_loss(input, target, reduction="mean", weight=None):
     """(input - target)², optionally weighted, reduced"""
     input, target = expect_tensor(input, "mse_loss"), expect_tensor(target, "mse_loss")

@@ -12,6 +12,7 @@ from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import convert, expect_tensor, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.indexing import slice_along
@@ -84,7 +85,7 @@ def unbind(input, dim=0):
     return tuple(prims.reshape(slice_along(input, d, i, i + 1), shape) for i in range(n))
 
 
-@symbol(torch.stack)
+@symbol(torch.stack, autocast=Autocast(cpu=Policy.PROMOTE))
 def stack(tensors, dim=0):
     """tensors of one shape joined along a new dimension, promoting dtypes"""
     tensors = [expect_tensor(t, "stack") for t in tensors]

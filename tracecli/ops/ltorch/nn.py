@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, keepdim_broadcast, symbol, torch_form
 from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
@@ -242,7 +243,7 @@ def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudn
     return group_norm(input, num_groups, weight, bias, eps)
 
 
-@symbol(F.group_norm)
+@symbol(F.group_norm, autocast=Autocast(cuda=Policy.FP32))
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """normalise each group of channels by its own mean and variance, then weight + bias per channel"""
     input = expect_float(input, "group_norm")
@@ -270,7 +271,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     return convert(_affine_transform(x, mean, invstd, weight, bias, 1), input.dtype)
 
 
-@symbol(F.layer_norm)
+@symbol(F.layer_norm, autocast=Autocast(cuda=Policy.FP32))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape"""
     input = expect_tensor(input, "layer_norm")

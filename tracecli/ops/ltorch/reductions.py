@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     compute_dtype,
@@ -26,6 +27,9 @@ from tracecli.ops.ltorch._base import (
 from tracecli.ops.promotion import ShapeError, canonical_dim, canonical_dims
 from tracecli.ops.torch_bridge import to_dtype
 
+# CUDA autocast computes these in float32 when no dtype is given (ATen's fp32_set_opt_dtype).
+_CUDA_FP32_DTYPE = Autocast(cuda=Policy.FP32_DTYPE)
+
 
 def _reduce(prim, x, dim, keepdim, **kw):
     dims = canonical_dims(dim, x.ndim)
@@ -37,7 +41,7 @@ def _count(x, dims) -> int:
     return math.prod(x.shape[d] for d in dims)
 
 
-@symbol(torch.sum, methods=("sum",))
+@symbol(torch.sum, methods=("sum",), autocast=_CUDA_FP32_DTYPE)
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     """sum over dims (all when dim is None); ints and bools sum as int64"""
     input = expect_tensor(input, "sum")
@@ -111,7 +115,7 @@ def _softmax_parts(x, dim, dtype):
     return shifted, dims, out_dtype
 
 
-@symbol(torch.softmax, aliases=(torch.special.softmax,), methods=("softmax",))
+@symbol(torch.softmax, aliases=(torch.special.softmax,), methods=("softmax",), autocast=_CUDA_FP32_DTYPE)
 def softmax(input, dim, dtype=None):
     """exp(x - max) / sum(exp(x - max)) along dim"""
     shifted, dims, out_dtype = _softmax_parts(input, dim, dtype)
@@ -120,7 +124,9 @@ def softmax(input, dim, dtype=None):
     return convert(out, out_dtype)
 
 
-@symbol(torch.log_softmax, aliases=(torch.special.log_softmax,), methods=("log_softmax",))
+@symbol(
+    torch.log_softmax, aliases=(torch.special.log_softmax,), methods=("log_softmax",), autocast=_CUDA_FP32_DTYPE
+)
 def log_softmax(input, dim, dtype=None):
     """(x - max) - log(sum(exp(x - max))) along dim"""
     shifted, dims, out_dtype = _softmax_parts(input, dim, dtype)
@@ -163,7 +169,7 @@ def any(input, dim=None, keepdim=False):
     return _all_or_any(input, dim, keepdim, want_all=False)
 
 
-@symbol(torch.cumsum, methods=("cumsum",))
+@symbol(torch.cumsum, methods=("cumsum",), autocast=_CUDA_FP32_DTYPE)
 def cumsum(input, dim, *, dtype=None):
     """running sums along dim; bools and ints sum as int64"""
     input = expect_tensor(input, "cumsum")

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, shape_arg, symbol, torch_form
 from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
@@ -89,7 +90,7 @@ def expand(input, *sizes):
     return broadcast_to(input, target)
 
 
-@symbol(torch.cat, aliases=(torch.concat, torch.concatenate))
+@symbol(torch.cat, aliases=(torch.concat, torch.concatenate), autocast=Autocast(cpu=Policy.PROMOTE))
 def cat(tensors, dim=0):
     """concatenate along dim, promoting dtypes"""
     tensors = [expect_tensor(t, "cat") for t in tensors]
