@@ -258,3 +258,16 @@ def test_mismatch_exits_1(tmp_path):
     result = run_process("run", script)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "outputs differ" in result.stdout or "output" in result.stdout
+
+
+def test_a_user_pass_that_raises_is_named_with_its_line(cli, tmp_path):
+    passes = tmp_path / "my_passes.py"
+    passes.write_text(
+        "from tracecli.passes import PassResult, register\n\n\n"
+        "@register('explode', 'raises')\ndef explode(trace):\n    names = {}\n"
+        "    return PassResult(trace, names['missing'])\n"
+    )
+    result = cli("run", "sample_programs/seed_cse.py", "--pass-file", str(passes), "-p", "explode")
+    assert result.exit_code == 1
+    assert "pass explode raised KeyError: 'missing' at" in result.stderr
+    assert "my_passes.py:7" in result.stderr and "internal error" not in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from tracecli.core.errors import UserError
@@ -12,11 +13,24 @@ from tracecli.core.gc_pause import gc_paused
 from tracecli.core.trace import Trace
 from tracecli.core.verify import VerificationError, verify
 from tracecli.frontend.loader import load_script
+from tracecli.frontend.source import display_path
 from tracecli.passes.base import REGISTRATIONS, REGISTRY, Pass, PassResult
 
 
 class PassBrokeTrace(VerificationError):
     """A pass returned a trace that fails verification: exit 1, naming the pass."""
+
+
+def _pass_failed(step: Step, exc: Exception) -> PassBrokeTrace:
+    """A pass that raised: named with the line of its own file where it did."""
+    code = getattr(step.pass_.run, "__code__", None)
+    where = ""
+    if code is not None:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == code.co_filename]
+        if frames:
+            frame = frames[-1]
+            where = f" at {display_path(frame.filename)}:{frame.lineno} (`{(frame.line or '').strip()}`)"
+    return PassBrokeTrace(f"pass {step.label} raised {type(exc).__name__}: {exc}{where}")
 
 
 @dataclass(frozen=True)
@@ -96,8 +110,11 @@ def run_pipeline(trace: Trace, steps: list[Step], *, check: bool = True) -> list
     stages = [Stage("initial", trace)]
     for step in steps:
         start = time.perf_counter()
-        with gc_paused():
-            result = step.pass_.run(trace, **step.options)
+        try:
+            with gc_paused():
+                result = step.pass_.run(trace, **step.options)
+        except Exception as exc:
+            raise _pass_failed(step, exc) from exc
         seconds = time.perf_counter() - start
         if not isinstance(result, PassResult):
             raise UserError(f"pass {step.label} returned {type(result).__name__}, not a PassResult")
