@@ -17,18 +17,13 @@ from tracecli.core.printing import format_constant, format_trace
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.executors.codegen import script_header
+from tracecli.ops.torch_bridge import sample_code
 
 
 def _make_input(value) -> str:
     if not isinstance(value, TensorValue):
         return format_constant(value.value)
-    shape = format_constant(tuple(value.shape))
-    dtype = f"torch.{value.dtype.name}"
-    if value.dtype.kind == "bool":
-        return f"torch.rand({shape}, device=device) > 0.5"
-    if value.dtype.kind == "int":
-        return f"torch.randint(0, 10, {shape}, dtype={dtype}, device=device)"
-    return f"torch.randn({shape}, dtype={dtype}, device=device)"
+    return sample_code(value.dtype, format_constant(tuple(value.shape)), "device")
 
 
 def trace_file(trace: Trace, depth: float) -> str:
