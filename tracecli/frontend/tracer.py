@@ -235,11 +235,7 @@ class _Tracer:
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
-        try:
-            sym = opaque_symbol(func)
-        except OpaqueCallError as exc:
-            raise _error_at_user_line(str(exc)) from exc
-        out = self._record(sym, vargs, vkwargs)
+        out = self._record(opaque_symbol(func), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
 
