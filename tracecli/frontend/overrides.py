@@ -3,6 +3,11 @@
 - `torch.compiler.is_compiling()` is True, as under torch.compile: libraries then take
   their compiler-friendly paths (transformers builds attention masks without reading
   tensor values) instead of data-dependent shortcuts a trace cannot follow.
+- `torch.compiler.is_dynamo_compiling()` is True as well: torch's higher-order ops
+  (`torch.cond`, `while_loop`, `flex_attention`) otherwise run eagerly by compiling
+  themselves with dynamo, which cannot follow the tracer's mode; told dynamo is already
+  compiling, they call their operator (`torch.ops.higher_order.cond`) directly, and that
+  reaches the tracer as one opaque call.
 - `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
   the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
 """
@@ -32,10 +37,11 @@ def tracing_overrides() -> Iterator[None]:
         else:
             original_check_all(cond, message)
 
-    saved = (torch.compiler.is_compiling, original_check_all)
+    saved = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, original_check_all)
     torch.compiler.is_compiling = _is_compiling
+    torch.compiler.is_dynamo_compiling = _is_compiling
     torch._check_tensor_all = check_tensor_all
     try:
         yield
     finally:
-        torch.compiler.is_compiling, torch._check_tensor_all = saved
+        torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all = saved
