@@ -7,6 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch._higher_order_ops import while_loop
+from torch._higher_order_ops.scan import scan
 
 from tests.ops.harness import assert_matches
 from tests.test_cli import assert_user_error, write
@@ -136,15 +138,26 @@ def test_higher_order_op_with_callables_bound_in_the_globals():
     assert "torch.ops.higher_order.cond(t1, lambda_, lambda__1, (x,))" in text
 
 
+def test_higher_order_ops_whose_fake_kernels_need_a_shape_environment():
+    check(lambda x: while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (torch.zeros((), dtype=torch.int64), x)),
+          randn(3), calls=("torch.ops.higher_order.while_loop",))
+    check(lambda x: scan(lambda c, a: (c + a, c * 2), x[0], x), randn(4, 3), calls=("torch.ops.higher_order.scan",))
+
+
 def test_callable_with_no_dotted_path_is_bound_by_its_name():
     text = check(lambda x: doubled_plus_one(x), randn(3, 4), calls=("doubled_plus_one",))
     assert "= doubled_plus_one(x)" in text
 
 
-def test_data_dependent_output_is_one_clear_error_at_the_users_line():
+@pytest.mark.parametrize(("fn", "name"), [
+    (lambda x: torch.nonzero(x), "torch.nonzero"),  # torch's own dynamic-shape exception
+    (lambda x: F.one_hot(x.long().abs()), "torch.nn.functional.one_hot"),  # a guard on a data-dependent size
+    (lambda x: torch.equal(x, x), "torch.equal"),  # a Python bool from the values
+])
+def test_data_dependent_output_is_one_clear_error_at_the_users_line(fn, name):
     with pytest.raises(TracingError, match="depends on the values in its input tensors") as info:
-        trace_callable(lambda x: torch.nonzero(x), (randn(3),), name="fn")
-    assert "torch.nonzero" in str(info.value) and info.value.line is not None
+        trace_callable(fn, (randn(3),), name="fn")
+    assert name in str(info.value) and info.value.line is not None
 
 
 # -- dtypes ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
@@ -27,6 +28,10 @@ from tracecli.ops.torch_paths import torch_path
 
 class OpaqueCallError(Exception):
     """An unmodelled torch callable whose output types cannot be computed."""
+
+
+class _DataDependent(Exception):
+    """Fake tensors gave an output whose shape (or value) is a symbol: it depends on data."""
 
 
 _cache: dict[Callable, Symbol] = {}
@@ -113,7 +118,8 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
         # higher-order ops); fake tensors also tell data-dependent outputs apart.
         try:
             return _run_fake(func, args, kwargs)
-        except (DynamicOutputShapeException, DataDependentOutputException) as exc:
+        except (DynamicOutputShapeException, DataDependentOutputException, GuardOnDataDependentSymNode,
+                _DataDependent) as exc:
             raise OpaqueCallError(
                 f"{name} cannot be traced: its output depends on the values in its input tensors, "
                 "which tracing does not have"
@@ -125,8 +131,15 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
 
 
 def _run_fake(func: Callable, args: tuple, kwargs: dict):
-    with FakeTensorMode() as mode:
-        return func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
+    # A shape environment lets fake kernels that need one run (while_loop); what depends
+    # on data then comes back as a symbol rather than an error.
+    with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True) as mode:
+        out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
+    for leaf in _leaves(out):
+        symbolic = leaf.shape if isinstance(leaf, torch.Tensor) else (leaf,)
+        if any(isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)) for d in symbolic):
+            raise _DataDependent
+    return out
 
 
 def _to_fake(obj, mode: FakeTensorMode):
