@@ -22,6 +22,8 @@ from tracecli.frontend.tracer import trace_callable
 from tracecli.ops.opaque import opaque_aliases, opaque_mutates
 from tracecli.ops.torch_bridge import TO_TORCH
 from tracecli.ops.torch_paths import torch_path
+from tracecli.passes.cse import cse
+from tracecli.passes.dce import dce
 
 
 @torch.library.custom_op("tracecli_test::scaled_sin", mutates_args=())
@@ -256,15 +258,49 @@ def test_in_place_and_out_variants_write_and_alias(func):
     assert opaque_aliases(func) and opaque_mutates(func)
 
 
-def test_python_function_without_a_schema_is_judged_by_its_meta_runs():
-    def fill_and_return(t):
-        if torch.overrides.has_torch_function_unary(t):
-            return torch.overrides.handle_torch_function(fill_and_return, (t,), t)
-        return t.fill_(2.0)
+def fill_twos_(t):
+    if torch.overrides.has_torch_function_unary(t):
+        return torch.overrides.handle_torch_function(fill_twos_, (t,), t)
+    return t.fill_(2.0)
 
-    assert not opaque_aliases(fill_and_return)
-    trace_callable(lambda x: fill_and_return(x), (randn(3),), name="fn")
-    assert opaque_aliases(fill_and_return) and opaque_mutates(fill_and_return)
+
+def test_python_function_without_a_schema_is_judged_by_its_meta_runs():
+    assert not opaque_aliases(fill_twos_) and not opaque_mutates(fill_twos_)
+    check(lambda x: fill_twos_(x * 1) + x, randn(3), calls=("fill_twos_",))
+    assert opaque_aliases(fill_twos_) and opaque_mutates(fill_twos_)
+
+
+def _relu_in_place(x):
+    y = x * 1
+    torch.relu_(y)
+    return y + 1
+
+
+def test_in_place_function_rebinds_the_users_tensor_and_survives_the_passes():
+    text = check(_relu_in_place, randn(5), calls=("torch.relu_",))
+    assert "t2 = ltorch.add(t1, 1)" in text  # `y + 1` reads the result of relu_
+    trace = trace_callable(_relu_in_place, (randn(5),)).trace
+    kept = dce(cse(trace).trace).trace
+    assert "torch.relu_" in [b.symbol.qualname for b in kept.bsyms]
+    torch.testing.assert_close(compile_trace(kept)(randn(5)), _relu_in_place(randn(5)))
+
+
+def test_out_argument_is_refused_at_the_users_line():
+    with pytest.raises(TracingError, match=r"torch.cumprod\(..., out=...\) writes its result into `out`") as info:
+        trace_callable(lambda x, z: torch.cumprod(x, 0, out=z), (randn(3), randn(3)), name="fn")
+    assert info.value.line is not None
+
+
+def test_op_writing_an_argument_it_does_not_return_is_never_dropped():
+    def fn(x, y):
+        a, b = x * 1, y * 1
+        torch._foreach_add_([a, b], 1.0)
+        return a + b
+
+    trace = trace_callable(fn, (randn(3), randn(3))).trace
+    kept = dce(cse(trace).trace).trace
+    assert "torch._foreach_add_" in [b.symbol.qualname for b in kept.bsyms]
+    torch.testing.assert_close(compile_trace(kept)(randn(3), randn(3)), fn(randn(3), randn(3)))
 
 
 # -- spellings ------------------------------------------------------------------------

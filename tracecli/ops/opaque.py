@@ -21,7 +21,8 @@ from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
-from tracecli.ops.opaque_effects import draws_random, observe, opaque_aliases, opaque_mutates
+from tracecli.ops.forms import UnsupportedCall
+from tracecli.ops.opaque_effects import draws_random, observe, opaque_aliases, opaque_mutates, writes_first_argument
 from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH, to_device
 from tracecli.ops.torch_paths import torch_path
 
@@ -49,12 +50,20 @@ def opaque_symbol(func: Callable) -> Symbol:
 
 def _make_symbol(func: Callable) -> Symbol:
     path = torch_path(func)
-    tags = frozenset({Tag.RANDOM}) if draws_random(func) else frozenset()
+    # An in-place op on its first argument is INPLACE: the tracer rebinds the user's
+    # tensor to its result, and no pass drops or merges it. Another op whose schema
+    # writes an argument is at least never dropped or merged.
+    tags = {Tag.RANDOM} if draws_random(func) else set()
+    if writes_first_argument(func):
+        tags.add(Tag.INPLACE)
+    elif opaque_mutates(func):
+        tags.add(Tag.SIDE_EFFECT)
+    name = path or hint(func)
+    meta = _meta_rule(func, name)
     if path is None:
         # No dotted path reaches it: the printer binds it in the generated code's globals.
-        name = hint(func)
-        return Symbol(name, "", impl=func, meta=_meta_rule(func, name), tags=tags, doc=f"opaque call of {func!r}")
-    return Symbol(path.removeprefix("torch."), "torch", impl=func, meta=_meta_rule(func, path), tags=tags,
+        return Symbol(name, "", impl=func, meta=meta, tags=frozenset(tags), doc=f"opaque call of {func!r}")
+    return Symbol(path.removeprefix("torch."), "torch", impl=func, meta=meta, tags=frozenset(tags),
                   doc=f"opaque call of {path}")
 
 
@@ -105,6 +114,10 @@ def _meta_rule(func: Callable, name: str) -> Callable:
         versions = [t._version for t in tensors]
         out = _run(func, name, margs, mkwargs)
         observe(func, tensors, versions, _leaves(out))
+        if any(isinstance(t, torch.Tensor) and t._version for t in _leaves(mkwargs.get("out"))):
+            # The trace would go on reading the `out=` tensor's old value.
+            raise UnsupportedCall(f"{name}(..., out=...) writes its result into `out`, which is not traced; "
+                                  "assign the result instead")
         return _from_meta(out, device)
 
     return meta

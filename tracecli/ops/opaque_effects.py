@@ -87,6 +87,18 @@ def opaque_mutates(func: Callable) -> bool:
     return _seen_mutating.get(func, False)
 
 
+def writes_first_argument(func: Callable) -> bool:
+    """An in-place op on its first argument (`torch.relu_`, `torch.ops.aten.add_.Tensor`,
+    `torch.nn.init.uniform_`): the schema writes its first argument, or, for a Python
+    function, torch's naming convention says so (a trailing underscore)."""
+    schemas = _schemas(func)
+    if schemas:
+        return any(s.arguments and s.arguments[0].alias_info is not None and s.arguments[0].alias_info.is_write
+                   for s in schemas)
+    name = getattr(func, "__name__", "")
+    return isinstance(name, str) and name.endswith("_") and not name.startswith("__")
+
+
 def draws_random(func: Callable) -> bool:
     """Whether `func` draws from the RNG: torch's `nondeterministic_seeded` tag, or the name
     of a Python function known to."""
