@@ -62,7 +62,8 @@ def _make_symbol(func: Callable) -> Symbol:
     meta = _meta_rule(func, name)
     if path is None:
         # No dotted path reaches it: the printer binds it in the generated code's globals.
-        return Symbol(name, "", impl=func, meta=meta, tags=frozenset(tags), doc=f"opaque call of {func!r}")
+        where = f"{getattr(func, '__module__', None) or '?'}.{getattr(func, '__qualname__', name)}"
+        return Symbol(name, "", impl=func, meta=meta, tags=frozenset(tags), doc=f"opaque call of {where}")
     return Symbol(path.removeprefix("torch."), "torch", impl=func, meta=meta, tags=frozenset(tags),
                   doc=f"opaque call of {path}")
 

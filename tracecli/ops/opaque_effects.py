@@ -28,11 +28,10 @@ _RANDOM_NAMES = frozenset({
 _BUILTIN_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType)
 
 # Seen in meta runs of callables without a schema: func -> whether it ever did it.
-_seen_aliasing: dict[Callable, bool] = {}
-_seen_mutating: dict[Callable, bool] = {}
+_seen_aliasing: dict[object, bool] = {}
+_seen_mutating: dict[object, bool] = {}
 
 
-@functools.cache
 def _schemas(func: Callable) -> tuple:
     """The aten schemas that describe `func` (empty for Python functions). A function's
     `out=` overloads are left out: only a call passing `out=` picks one, and that call
@@ -40,28 +39,33 @@ def _schemas(func: Callable) -> tuple:
     if isinstance(func, torch._ops.OpOverload):
         return (func._schema,)
     if isinstance(func, torch._ops.OpOverloadPacket):
-        schemas = (getattr(func, name)._schema for name in func.overloads())
-        return tuple(s for s in schemas if not any(arg.is_out for arg in s.arguments))
-    if isinstance(func, _BUILTIN_TYPES):
-        try:
-            packet = getattr(torch.ops.aten, func.__name__)
-        except (AttributeError, RuntimeError):
-            return ()
-        return _schemas(packet)
-    return ()
+        return _packet_schemas(func)
+    packet = _aten_packet(func)
+    return _packet_schemas(packet) if packet is not None else ()
 
 
 def _tags(func: Callable) -> set:
     if isinstance(func, torch._ops.OpOverload):
         return set(func.tags)
-    if isinstance(func, torch._ops.OpOverloadPacket):
-        return {tag for name in func.overloads() for tag in getattr(func, name).tags}
-    if isinstance(func, _BUILTIN_TYPES):
-        try:
-            return _tags(getattr(torch.ops.aten, func.__name__))
-        except (AttributeError, RuntimeError):
-            return set()
-    return set()
+    packet = func if isinstance(func, torch._ops.OpOverloadPacket) else _aten_packet(func)
+    return {tag for name in packet.overloads() for tag in getattr(packet, name).tags} if packet is not None else set()
+
+
+def _aten_packet(func: Callable):
+    """The aten operator a torch builtin (a C function or Tensor method) is named after."""
+    if not isinstance(func, _BUILTIN_TYPES):
+        return None
+    try:
+        packet = getattr(torch.ops.aten, func.__name__)
+    except (AttributeError, RuntimeError):
+        return None
+    return packet if isinstance(packet, torch._ops.OpOverloadPacket) else None
+
+
+@functools.cache
+def _packet_schemas(packet: torch._ops.OpOverloadPacket) -> tuple:
+    schemas = (getattr(packet, name)._schema for name in packet.overloads())
+    return tuple(s for s in schemas if not any(arg.is_out for arg in s.arguments))
 
 
 def opaque_aliases(func: Callable) -> bool:
@@ -72,7 +76,7 @@ def opaque_aliases(func: Callable) -> bool:
     schemas = _schemas(func)
     if schemas:
         return any(ret.alias_info is not None for schema in schemas for ret in schema.returns)
-    return _seen_aliasing.get(func, False)
+    return _seen(_seen_aliasing, func)
 
 
 def opaque_mutates(func: Callable) -> bool:
@@ -84,7 +88,7 @@ def opaque_mutates(func: Callable) -> bool:
         return any(
             arg.alias_info is not None and arg.alias_info.is_write for schema in schemas for arg in schema.arguments
         )
-    return _seen_mutating.get(func, False)
+    return _seen(_seen_mutating, func)
 
 
 def writes_first_argument(func: Callable) -> bool:
@@ -113,9 +117,22 @@ def observe(func: Callable, inputs: Iterable[torch.Tensor], versions: list[int],
     inputs = list(inputs)
     storages = {_storage_id(t) for t in inputs}
     if any(isinstance(out, torch.Tensor) and _storage_id(out) in storages for out in outputs):
-        _seen_aliasing[func] = True
+        _seen_aliasing[_key(func)] = True
     if any(t._version != before for t, before in zip(inputs, versions, strict=True)):
-        _seen_mutating[func] = True
+        _seen_mutating[_key(func)] = True
+
+
+def _key(func: Callable) -> object:
+    # Unhashable callable objects are told apart by identity.
+    try:
+        hash(func)
+    except TypeError:
+        return id(func)
+    return func
+
+
+def _seen(seen: dict, func: Callable) -> bool:
+    return seen.get(_key(func), False)
 
 
 def _storage_id(tensor: torch.Tensor) -> int:
