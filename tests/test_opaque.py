@@ -151,6 +151,29 @@ def test_callable_with_no_dotted_path_is_bound_by_its_name():
     assert "= doubled_plus_one(x)" in text
 
 
+class Scaler:
+    """An unhashable callable object taking part in __torch_function__."""
+
+    __hash__ = None
+
+    def __init__(self, k):
+        self.k = k
+
+    def __eq__(self, other):
+        return isinstance(other, Scaler) and other.k == self.k
+
+    def __call__(self, x):
+        if torch.overrides.has_torch_function_unary(x):
+            return torch.overrides.handle_torch_function(self, (x,), x)
+        return x * self.k
+
+
+def test_unhashable_callable_object_is_bound_by_its_type_name():
+    triple = Scaler(3.0)
+    text = check(lambda x: triple(x) + 1, randn(3), calls=("scaler",))
+    assert "= scaler(x)" in text
+
+
 @pytest.mark.parametrize(("fn", "name"), [
     (lambda x: torch.nonzero(x), "torch.nonzero"),  # torch's own dynamic-shape exception
     (lambda x: F.one_hot(x.long().abs()), "torch.nn.functional.one_hot"),  # a guard on a data-dependent size

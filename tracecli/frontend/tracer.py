@@ -79,8 +79,10 @@ _resolved: dict = {}
 def _resolve(func):
     try:
         found = _resolved.get(func)
-    except TypeError:  # unhashable callables are rare; classify them each time
-        return torch_map.resolve(func)
+    except TypeError:
+        # An unhashable callable object (one of the user's, calling handle_torch_function
+        # with itself): no torch map can hold it as a key, so it is opaque.
+        return "opaque", None
     if found is None:
         found = _resolved[func] = torch_map.resolve(func)
     return found
