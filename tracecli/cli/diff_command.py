@@ -19,7 +19,7 @@ from tracecli.render.diff import text_diff
 from tracecli.render.diff_report import describe, diff_json, stat_rows, step_diffs, whole_diff
 from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat
 from tracecli.render.json_report import FORMAT_VERSION
-from tracecli.render.save import save_stages
+from tracecli.render.save import check_saveable, save_stages
 
 Each = Annotated[bool, typer.Option("--each", help="One diff per pass that changed something.")]
 SideBySide = Annotated[bool, typer.Option("--side-by-side", help="Two columns, changes within a line highlighted.")]
@@ -50,6 +50,8 @@ def diff(
                                steps=steps, check=not no_verify, script_args=script_args)
         reports = [diff_json(job, call.stages, levels) for call in job.calls]
         if save is not None:
+            for call in job.calls:  # every call's files or none
+                check_saveable(call.stages)
             for i, (call, report) in enumerate(zip(job.calls, reports, strict=True)):
                 folder = save if len(job.calls) == 1 else os.path.join(save, f"call-{i + 1}")
                 save_stages(folder, call.stages, levels, report)

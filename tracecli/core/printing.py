@@ -2,13 +2,16 @@
 
 Deterministic by construction: no timings, addresses or absolute paths. With
 `codegen=True` the same functions emit the executable body (no source comments,
-no subsymbols), so what is printed is what runs.
+no subsymbols), so what is printed is what runs. Objects with no literal spelling
+print as their torch path or as a name the generated code binds (core/bindings.py).
 """
 
 from __future__ import annotations
 
+import enum
 import math
 
+from tracecli.core.bindings import Bindings, hint, path_of
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
@@ -25,40 +28,63 @@ def type_comment(value: TensorValue | NumberValue) -> str:
     return f'"{value.python_type} {shown}"'
 
 
-def format_constant(obj: object) -> str:
-    """A Python expression that evaluates to `obj` in the generated code's globals."""
+def format_constant(obj: object, bindings: Bindings | None = None) -> str:
+    """A Python expression that evaluates to `obj` in the generated code's globals.
+    Without `bindings` (a lone line in an error message), an object that needs a bound
+    name is shown by its readable hint."""
     if isinstance(obj, (TensorValue, NumberValue)):
         return obj.name
     if isinstance(obj, DType):
         return f"torch.{obj.name}"
+    if isinstance(obj, enum.Enum):  # before the numbers and strings an enum may also be
+        return _spell(obj, bindings)
     if isinstance(obj, bool) or obj is None:
         return repr(obj)
-    if isinstance(obj, float):
+    if isinstance(obj, float):  # numpy's float64 too: it is a float
         if math.isnan(obj):
             return "nan"
         if math.isinf(obj):
             return "inf" if obj > 0 else "-inf"
-        return repr(obj)
+        return repr(float(obj))
+    if isinstance(obj, int):
+        return repr(int(obj))
     if isinstance(obj, str):
         return '"' + obj.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(obj, tuple):
-        inner = ", ".join(format_constant(x) for x in obj)
+        inner = ", ".join(format_constant(x, bindings) for x in obj)
         return f"({inner},)" if len(obj) == 1 else f"({inner})"
     if isinstance(obj, list):
-        return "[" + ", ".join(format_constant(x) for x in obj) + "]"
+        return "[" + ", ".join(format_constant(x, bindings) for x in obj) + "]"
     if isinstance(obj, dict):
-        return "{" + ", ".join(f"{format_constant(k)}: {format_constant(v)}" for k, v in obj.items()) + "}"
+        items = (f"{format_constant(k, bindings)}: {format_constant(v, bindings)}" for k, v in obj.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(obj, slice):
-        return f"slice({format_constant(obj.start)}, {format_constant(obj.stop)}, {format_constant(obj.step)})"
+        parts = (format_constant(p, bindings) for p in (obj.start, obj.stop, obj.step))
+        return f"slice({', '.join(parts)})"
     if obj is Ellipsis:
         return "..."
-    return repr(obj)
+    if isinstance(obj, complex):
+        if math.isfinite(obj.real) and math.isfinite(obj.imag):
+            return repr(complex(obj))
+        return f"complex({format_constant(obj.real)}, {format_constant(obj.imag)})"
+    return _spell(obj, bindings)
 
 
-def format_call(bsym: BoundSymbol) -> str:
-    parts = [format_constant(a) for a in bsym.args]
-    parts.extend(f"{k}={format_constant(v)}" for k, v in bsym.kwargs)
-    return f"{bsym.symbol.qualname}({', '.join(parts)})"
+def _spell(obj: object, bindings: Bindings | None) -> str:
+    if bindings is not None:
+        return bindings.spell(obj)
+    return path_of(obj) or hint(obj)
+
+
+def format_call(bsym: BoundSymbol, bindings: Bindings | None = None) -> str:
+    parts = [format_constant(a, bindings) for a in bsym.args]
+    parts.extend(f"{k}={format_constant(v, bindings)}" for k, v in bsym.kwargs)
+    sym = bsym.symbol
+    if sym.namespace:
+        callee = sym.qualname
+    else:  # a callable with no dotted path: bound in the globals
+        callee = bindings.spell(sym.impl) if bindings is not None else sym.name
+    return f"{callee}({', '.join(parts)})"
 
 
 def _format_target(output: object) -> str:
@@ -73,9 +99,9 @@ def _format_target(output: object) -> str:
     return "_"
 
 
-def format_bsym(bsym: BoundSymbol) -> str:
+def format_bsym(bsym: BoundSymbol, bindings: Bindings | None = None) -> str:
     """One line of code for a bound symbol, with its type comments."""
-    call = format_call(bsym)
+    call = format_call(bsym, bindings)
     outputs = list(bsym.iter_outputs())
     if not outputs:
         return call
@@ -97,17 +123,21 @@ def header_line(trace: Trace) -> str:
     return head
 
 
-def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: float) -> None:
+def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: float, bindings: Bindings) -> None:
     if level > depth:
         return
     pad = INDENT * (level + 1)
     for sub in bsym.subsymbols:
-        lines.append(f"{pad}# {format_bsym(sub)}")
-        _append_subsymbols(lines, sub, level + 1, depth)
+        lines.append(f"{pad}# {format_bsym(sub, bindings)}")
+        _append_subsymbols(lines, sub, level + 1, depth, bindings)
 
 
-def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False) -> str:
-    """The trace text. `depth` is how many subsymbol levels to show (math.inf: all)."""
+def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None) -> str:
+    """The trace text. `depth` is how many subsymbol levels to show (math.inf: all).
+    `bindings` (from `Bindings.for_trace` with the same `codegen`) lets the caller bind
+    the names the text uses; by default the trace's own are made."""
+    if bindings is None:
+        bindings = Bindings.for_trace(trace, codegen=codegen)
     lines: list[str] = []
     if not codegen:
         lines.append(header_line(trace))
@@ -130,10 +160,10 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False) -> st
                 lines.append("")
             lines.append(INDENT + format_source(bsym))
             previous_source = (src.file, src.line)
-        lines.append(INDENT + format_bsym(bsym))
+        lines.append(INDENT + format_bsym(bsym, bindings))
         if not codegen:
-            _append_subsymbols(lines, bsym, 1, depth)
+            _append_subsymbols(lines, bsym, 1, depth, bindings)
     if not codegen:
         lines.append("")
-    lines.append(f"{INDENT}return {format_constant(trace.output)}")
+    lines.append(f"{INDENT}return {format_constant(trace.output, bindings)}")
     return "\n".join(lines) + "\n"

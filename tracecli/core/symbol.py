@@ -55,7 +55,9 @@ class Symbol:
 
     @property
     def qualname(self) -> str:
-        return f"{self.namespace}.{self.name}"
+        # No namespace: an opaque callable with no dotted path, bound by name in the
+        # generated code (see core/bindings.py).
+        return f"{self.namespace}.{self.name}" if self.namespace else self.name
 
     @property
     def is_pure(self) -> bool:

@@ -3,7 +3,9 @@
 The source is the printer's own output (`format_trace(codegen=True)`), so the code
 that runs is the code users read. In the globals, `ltorch.<op>` and `prims.<op>` are
 bound straight to each symbol's torch implementation; the prims executor runs the trace
-lowered to prims (executors/runner.py), not a different namespace.
+lowered to prims (executors/runner.py), not a different namespace. Objects the source
+names but cannot spell (a module passed to an opaque call, say) are bound under the
+names the printer chose.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from types import SimpleNamespace
 
 import torch
 
+from tracecli.core.bindings import Bindings
 from tracecli.core.printing import format_trace
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
@@ -35,10 +38,12 @@ TORCH_GLOBALS = {
 
 
 def compile_trace(trace: Trace, globals_: dict | None = None) -> Callable:
-    source = format_trace(trace, codegen=True)
+    bindings = Bindings.for_trace(trace, codegen=True)
+    source = format_trace(trace, codegen=True, bindings=bindings)
     # A filename that names the trace makes tracebacks from generated code readable.
     code = compile(source, f"<trace {trace.name}>", "exec")
     scope = dict(TORCH_GLOBALS if globals_ is None else globals_)
+    scope.update(bindings.bound)
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
     fn.__tracecli_source__ = source

@@ -79,6 +79,7 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None) -> OutputC
         return OutputCheck(name, shape, dtype, False, problem=f"device {a.device} != eager {e.device}")
     if e.numel() == 0:
         return OutputCheck(name, shape, dtype, True, 0.0, 0.0)
+    e, a = _comparable(e), _comparable(a)
     if not (e.is_floating_point() or e.is_complex()):
         diff = (e.to(torch.int64) - a.to(torch.int64)).abs() if e.dtype != torch.bool else (e != a).to(torch.int64)
         err = float(diff.max())
@@ -145,6 +146,22 @@ def _least(values) -> DType | None:
         if isinstance(v, TensorValue) and v.dtype.is_float:
             found = _less_precise(found, v.dtype)
     return found
+
+
+# Dtypes torch cannot convert (bit containers, sub-byte and packed types): compared as
+# their bytes.
+_AS_BYTES = frozenset({
+    torch.bits1x8, torch.bits2x4, torch.bits4x2, torch.bits8, torch.bits16, torch.float4_e2m1fn_x2,
+    *(getattr(torch, f"{sign}int{n}") for sign in ("u", "") for n in range(1, 8)),
+})
+
+
+def _comparable(t: torch.Tensor) -> torch.Tensor:
+    if t.is_quantized:
+        return t.dequantize()
+    if t.dtype in _AS_BYTES:
+        return t.view(torch.uint8)
+    return t
 
 
 def _clone(obj):

@@ -43,6 +43,7 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
     except TracingError as exc:
         return ExamineReport(None, untraceable=[str(exc)])
     counts: Counter[str] = Counter()
+    opaque: set[str] = set()
     lines: dict[str, list[str]] = {}
     prims: Counter[str] = Counter()
     for call in job.calls:
@@ -53,12 +54,15 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
                     prims[name] += 1
                 continue
             counts[name] += 1
-            if bsym.symbol.namespace == "torch" and bsym.source is not None:
+            if bsym.symbol.namespace in ("ltorch", "prims"):
+                continue
+            opaque.add(name)
+            if bsym.source is not None:
                 where = f"{bsym.source.file}:{bsym.source.line}:  {bsym.source.text}"
                 if where not in lines.setdefault(name, []):
                     lines[name].append(where)
     ops = [
-        OpUse(name, n, not name.startswith("torch."), lines.get(name, []))
+        OpUse(name, n, name not in opaque, lines.get(name, []))
         for name, n in sorted(counts.items(), key=lambda item: (item[0].startswith("ltorch."), -item[1], item[0]))
     ]
     return ExamineReport(job, ops, dict(sorted(prims.items())))

@@ -11,9 +11,9 @@ from torch.overrides import TorchFunctionMode
 
 from tracecli.core import dtypes
 from tracecli.core.errors import UserError
-from tracecli.ops.torch_bridge import TO_TORCH, to_device
+from tracecli.ops.torch_bridge import sample_code, to_device
 
-_SPEC = re.compile(r"^\s*([a-z]+\d*)\s*\[\s*([0-9,\s]*)\]\s*$")
+_SPEC = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*\[\s*([0-9,\s]*)\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,9 @@ def parse_spec(text: str) -> InputSpec:
 def make_input(spec: InputSpec, device: str, generator: torch.Generator):
     if spec.dtype is None:
         return spec.number
-    tdtype = TO_TORCH[spec.dtype]
-    if spec.dtype.kind == "bool":
-        return (torch.rand(spec.shape, generator=generator) > 0.5).to(device)
-    if spec.dtype.kind == "int":
-        return torch.randint(0, 10, spec.shape, generator=generator, dtype=tdtype).to(device)
-    return torch.randn(spec.shape, generator=generator, dtype=tdtype).to(device)
+    # The same recipe a saved trace's sample_inputs() writes out.
+    code = sample_code(spec.dtype, "shape", "device", "generator")
+    return eval(code, {"torch": torch, "shape": spec.shape, "device": device, "generator": generator})  # noqa: S307
 
 
 def inputs_from_specs(specs: list[str], device: str, seed: int) -> tuple[tuple, dict]:

@@ -3,6 +3,11 @@
 - `torch.compiler.is_compiling()` is True, as under torch.compile: libraries then take
   their compiler-friendly paths (transformers builds attention masks without reading
   tensor values) instead of data-dependent shortcuts a trace cannot follow.
+- `torch.compiler.is_dynamo_compiling()` is True as well: torch's higher-order ops
+  (`torch.cond`, `while_loop`, `flex_attention`) otherwise run eagerly by compiling
+  themselves with dynamo, which cannot follow the tracer's mode; told dynamo is already
+  compiling, they call their operator (`torch.ops.higher_order.cond`) directly, and that
+  reaches the tracer as one opaque call.
 - `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
   the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
 """
@@ -41,9 +46,10 @@ def tracing_overrides() -> Iterator[None]:
             original_check_all(cond, message)
 
     amp_common = torch.cuda.amp.common
-    saved = (torch.compiler.is_compiling, original_check_all, amp_common.amp_definitely_not_available,
-             torch.cuda.is_bf16_supported)
+    saved = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, original_check_all,
+             amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported)
     torch.compiler.is_compiling = _is_compiling
+    torch.compiler.is_dynamo_compiling = _is_compiling
     torch._check_tensor_all = check_tensor_all
     # A trace for cuda:0 is made on machines without CUDA too: torch.autocast("cuda") must
     # then stay on (not disable itself with a warning), so the trace shows CUDA's casts.
@@ -52,5 +58,5 @@ def tracing_overrides() -> Iterator[None]:
     try:
         yield
     finally:
-        (torch.compiler.is_compiling, torch._check_tensor_all, amp_common.amp_definitely_not_available,
-         torch.cuda.is_bf16_supported) = saved
+        (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
+         amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -79,8 +79,10 @@ _resolved: dict = {}
 def _resolve(func):
     try:
         found = _resolved.get(func)
-    except TypeError:  # unhashable callables are rare; classify them each time
-        return torch_map.resolve(func)
+    except TypeError:
+        # An unhashable callable object (one of the user's, calling handle_torch_function
+        # with itself): no torch map can hold it as a key, so it is opaque.
+        return "opaque", None
     if found is None:
         found = _resolved[func] = torch_map.resolve(func)
     return found
@@ -235,11 +237,7 @@ class _Tracer:
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
-        try:
-            sym = opaque_symbol(func)
-        except OpaqueCallError as exc:
-            raise _error_at_user_line(str(exc)) from exc
-        out = self._record(sym, vargs, vkwargs)
+        out = self._record(opaque_symbol(func), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
 

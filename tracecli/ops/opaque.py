@@ -1,7 +1,11 @@
 """The fallback for torch callables that ltorch does not model.
 
-The call becomes an opaque `torch.<path>` bound symbol: its output types come from
-running the callable on meta tensors, and executors call the original callable.
+The call becomes an opaque bound symbol named by the callable's dotted path
+(`torch.linalg.vector_norm`, `torch.ops.aten.cumprod.default`, `torch._C._nn.gelu`,
+see torch_paths.py); a callable with no path at all is bound in the generated code's
+globals under a readable name instead. Its output types come from running the callable
+on meta tensors (or, for what has only a fake kernel, such as torch.cond, on fake
+tensors), and executors call the original callable.
 """
 
 from __future__ import annotations
@@ -9,68 +13,74 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
+from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
+from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.ops.forms import UnsupportedCall
+from tracecli.ops.opaque_effects import draws_random, observe, opaque_aliases, opaque_mutates, writes_first_argument
 from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH, to_device
-
-_NAMESPACES = (
-    ("torch", torch), ("torch.nn.functional", F), ("torch.special", torch.special),
-    ("torch.linalg", torch.linalg), ("torch.fft", torch.fft), ("torch.Tensor", torch.Tensor),
-)
-# Draws from the RNG, so never merged or dropped.
-_RANDOM_NAMES = frozenset({
-    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "bernoulli",
-    "multinomial", "normal", "poisson", "randint", "randint_like", "randperm", "rrelu", "uniform_",
-    "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "geometric_", "log_normal_",
-})
-
-_cache: dict[Callable, Symbol] = {}
+from tracecli.ops.torch_paths import torch_path
 
 
 class OpaqueCallError(Exception):
     """An unmodelled torch callable whose output types cannot be computed."""
 
 
-def torch_path(func: Callable) -> str | None:
-    """A dotted path under `torch` that resolves to `func`, for the generated code."""
-    name = getattr(func, "__name__", None)
-    if not name:
-        return None
-    qualname = getattr(func, "__qualname__", "")
-    if qualname.startswith(("Tensor.", "TensorBase.")):
-        return f"torch.Tensor.{name}" if hasattr(torch.Tensor, name) else None
-    for path, namespace in _NAMESPACES:
-        if getattr(namespace, name, None) is func:
-            return f"{path}.{name}"
-    return None
+class _DataDependent(Exception):
+    """Fake tensors gave an output whose shape (or value) is a symbol: it depends on data."""
+
+
+_cache: dict[Callable, Symbol] = {}
 
 
 def opaque_symbol(func: Callable) -> Symbol:
-    sym = _cache.get(func)
+    try:
+        sym = _cache.get(func)
+    except TypeError:  # an unhashable callable object: a symbol of its own each call
+        return _make_symbol(func)
     if sym is None:
-        path = torch_path(func)
-        if path is None:
-            raise OpaqueCallError(f"{getattr(func, '__qualname__', func)!s} is not a public torch callable")
-        name = path.removeprefix("torch.")
-        short = name.rsplit(".", 1)[-1]
-        tags = frozenset({Tag.RANDOM}) if short in _RANDOM_NAMES else frozenset()
-        sym = Symbol(name, "torch", impl=func, meta=_meta_rule(func, path), tags=tags, doc=f"opaque call of {path}")
-        _cache[func] = sym
+        sym = _cache[func] = _make_symbol(func)
     return sym
 
 
-def _to_meta(obj, devices: list[str]):
+def _make_symbol(func: Callable) -> Symbol:
+    path = torch_path(func)
+    # An in-place op on its first argument is INPLACE: the tracer rebinds the user's
+    # tensor to its result, and no pass drops or merges it. Another op whose schema
+    # writes an argument is at least never dropped or merged.
+    tags = {Tag.RANDOM} if draws_random(func) else set()
+    if writes_first_argument(func):
+        tags.add(Tag.INPLACE)
+    elif opaque_mutates(func):
+        tags.add(Tag.SIDE_EFFECT)
+    name = path or hint(func)
+    meta = _meta_rule(func, name)
+    if path is None:
+        # No dotted path reaches it: the printer binds it in the generated code's globals.
+        where = f"{getattr(func, '__module__', None) or '?'}.{getattr(func, '__qualname__', name)}"
+        return Symbol(name, "", impl=func, meta=meta, tags=frozenset(tags), doc=f"opaque call of {where}")
+    return Symbol(path.removeprefix("torch."), "torch", impl=func, meta=meta, tags=frozenset(tags),
+                  doc=f"opaque call of {path}")
+
+
+# Walkers over an opaque call's arguments and results (tuples, lists, dicts).
+
+
+def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor]):
     if isinstance(obj, TensorValue):
         devices.append(obj.device)
-        return torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device="meta")
+        tensor = torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device="meta")
+        tensors.append(tensor)
+        return tensor
     if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_meta(o, devices) for o in obj)
+        return type(obj)(_to_meta(o, devices, tensors) for o in obj)
     if isinstance(obj, dict):
-        return {k: _to_meta(v, devices) for k, v in obj.items()}
+        return {k: _to_meta(v, devices, tensors) for k, v in obj.items()}
     if isinstance(obj, DType):
         return TO_TORCH[obj]
     return obj
@@ -86,19 +96,74 @@ def _from_meta(obj, device: str):
     return obj
 
 
-def _meta_rule(func: Callable, path: str) -> Callable:
+def _leaves(obj) -> list:
+    if isinstance(obj, (tuple, list)):
+        return [leaf for o in obj for leaf in _leaves(o)]
+    return [obj]
+
+
+def _meta_rule(func: Callable, name: str) -> Callable:
     def meta(*args, **kwargs):
         devices: list[str] = []
-        margs, mkwargs = _to_meta(args, devices), _to_meta(kwargs, devices)
-        if "device" in kwargs and kwargs["device"] is not None:
+        tensors: list[torch.Tensor] = []
+        margs, mkwargs = _to_meta(args, devices, tensors), _to_meta(kwargs, devices, tensors)
+        if kwargs.get("device") is not None:
             devices.insert(0, to_device(kwargs["device"]))
         device = devices[0] if devices else "cpu"
         if "device" in mkwargs:
             mkwargs["device"] = "meta"
-        try:
-            out = func(*margs, **mkwargs)
-        except Exception as exc:  # the meta kernel's own words say why
-            raise OpaqueCallError(f"{path} cannot be traced: {exc}") from exc
+        versions = [t._version for t in tensors]
+        out = _run(func, name, margs, mkwargs)
+        observe(func, tensors, versions, _leaves(out))
+        if any(isinstance(t, torch.Tensor) and t._version for t in _leaves(mkwargs.get("out"))):
+            # The trace would go on reading the `out=` tensor's old value.
+            raise UnsupportedCall(f"{name}(..., out=...) writes its result into `out`, which is not traced; "
+                                  "assign the result instead")
         return _from_meta(out, device)
 
     return meta
+
+
+def _run(func: Callable, name: str, args: tuple, kwargs: dict):
+    try:
+        return func(*args, **kwargs)
+    except Exception as meta_error:
+        # Some callables have no meta kernel but a fake one (torch.cond and the other
+        # higher-order ops); fake tensors also tell data-dependent outputs apart.
+        try:
+            return _run_fake(func, args, kwargs)
+        except (DynamicOutputShapeException, DataDependentOutputException, GuardOnDataDependentSymNode,
+                _DataDependent) as exc:
+            raise OpaqueCallError(
+                f"{name} cannot be traced: its output depends on the values in its input tensors, "
+                "which tracing does not have"
+            ) from exc
+        except Exception:  # noqa: S110 - the meta kernel's own words say best why
+            pass
+        reason = str(meta_error).strip().splitlines()[0] if str(meta_error).strip() else type(meta_error).__name__
+        raise OpaqueCallError(f"{name} cannot be traced: {reason}") from meta_error
+
+
+def _run_fake(func: Callable, args: tuple, kwargs: dict):
+    # A shape environment lets fake kernels that need one run (while_loop); what depends
+    # on data then comes back as a symbol rather than an error.
+    with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True) as mode:
+        out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
+    for leaf in _leaves(out):
+        symbolic = leaf.shape if isinstance(leaf, torch.Tensor) else (leaf,)
+        if any(isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)) for d in symbolic):
+            raise _DataDependent
+    return out
+
+
+def _to_fake(obj, mode: FakeTensorMode):
+    if isinstance(obj, torch.Tensor):
+        return mode.from_tensor(obj)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_to_fake(o, mode) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _to_fake(v, mode) for k, v in obj.items()}
+    return obj
+
+
+__all__ = ["OpaqueCallError", "opaque_aliases", "opaque_mutates", "opaque_symbol"]

@@ -24,11 +24,14 @@ class ShapeError(ValueError):
 def promote_types(a: DType, b: DType) -> DType:
     if a == b:
         return a
+    if a not in _LATTICE or b not in _LATTICE:
+        return _promote_outside_lattice(a, b)
     ka, kb = dtypes.KIND_ORDER[a.kind], dtypes.KIND_ORDER[b.kind]
     if ka != kb:
         hi, lo = (a, b) if ka > kb else (b, a)
-        if hi.is_complex and lo.is_float and lo.bits == 64:
-            return dtypes.complex128
+        if hi.is_complex and lo.is_float:
+            # The complex dtype whose parts have the promoted float's precision.
+            return _COMPLEX_OF[promote_types(_REAL_OF[hi], lo)]
         if hi == dtypes.uint8 and lo.kind == "int":
             return dtypes.int16
         return hi
@@ -41,15 +44,26 @@ def promote_types(a: DType, b: DType) -> DType:
     return a if a.bits >= b.bits else b
 
 
-# torch's complex32, which the IR does not model: it may appear between categories
-# (a float16 zero-dim tensor meeting a complex number) and still be outranked by a
-# dimensioned float tensor; only a final answer of complex32 is refused.
-_COMPLEX32 = DType("complex32", "c32", "complex", 32)
+# The dtypes torch promotes among one another.
+_LATTICE = frozenset({*dtypes.CORE, dtypes.complex32})
 # The complex dtype with a float's precision (bfloat16 has no complex twin: complex64).
 _COMPLEX_OF = {
-    dtypes.float16: _COMPLEX32, dtypes.bfloat16: dtypes.complex64,
+    dtypes.float16: dtypes.complex32, dtypes.bfloat16: dtypes.complex64,
     dtypes.float32: dtypes.complex64, dtypes.float64: dtypes.complex128,
 }
+_REAL_OF = {dtypes.complex32: dtypes.float16, dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}
+# Unsigned integers other than uint8 meet only floats, which win; torch refuses the rest.
+_FLOAT_ONLY_INTS = frozenset({dtypes.uint16, dtypes.uint32, dtypes.uint64, *(d for d in dtypes.SUB_BYTE if d.name[0] == "u")})
+_LATTICE_FLOATS = frozenset({dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64})
+
+
+def _promote_outside_lattice(a: DType, b: DType) -> DType:
+    """torch's few promotions of its storage dtypes (float8, uint64, qint8, ...): every
+    other pair torch refuses, and so does tracing, rather than guess."""
+    for x, y in ((a, b), (b, a)):
+        if x in _FLOAT_ONLY_INTS and y in _LATTICE_FLOATS:
+            return y
+    raise ShapeError(f"torch does not promote {a.name} with {b.name}; convert one of them first")
 
 
 def _combine_categories(higher: DType | None, lower: DType | None) -> DType | None:
@@ -61,8 +75,12 @@ def _combine_categories(higher: DType | None, lower: DType | None) -> DType | No
     if lower is None or higher.is_complex:
         return higher
     if lower.is_complex:
+        if not higher.is_float:
+            return lower
         # A float meeting a lower-priority complex keeps its own precision.
-        return _COMPLEX_OF[higher] if higher.is_float else lower
+        if higher not in _COMPLEX_OF:
+            raise ShapeError(f"{higher.name} has no complex counterpart to promote to")
+        return _COMPLEX_OF[higher]
     if higher.is_float:
         return higher
     if higher.kind == "bool" or lower.is_float:
@@ -88,8 +106,6 @@ def result_type(*operands: object) -> DType:
     result = _combine_categories(dim_t, _combine_categories(zero_t, number_t))
     if result is None:
         raise ShapeError("no operand to take a dtype from")
-    if result is _COMPLEX32:
-        raise ShapeError("float16 combined with a complex operand gives complex32, which is not supported")
     return result
 
 

@@ -3,7 +3,10 @@
 Each file holds the imports, the trace, a `sample_inputs(device)` that makes inputs of
 the traced shapes and dtypes (so `tracecli run 01-dce.py` works), and a main block.
 Files are written to a temporary folder first and moved in place at the end, so a
-failure leaves nothing half-written.
+failure leaves nothing half-written. A trace that refers to something a file importing
+only torch and tracecli cannot reach (an object the generated code binds by name, such
+as a module passed to an opaque call, or a custom operator the user's code registers)
+is refused before anything is written, naming what it refers to.
 """
 
 from __future__ import annotations
@@ -13,22 +16,20 @@ import os
 import shutil
 import tempfile
 
+from tracecli.core.bindings import Bindings
+from tracecli.core.errors import UserError
 from tracecli.core.printing import format_constant, format_trace
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.executors.codegen import script_header
+from tracecli.ops.torch_bridge import sample_code
+from tracecli.ops.torch_paths import user_defined_op
 
 
 def _make_input(value) -> str:
     if not isinstance(value, TensorValue):
         return format_constant(value.value)
-    shape = format_constant(tuple(value.shape))
-    dtype = f"torch.{value.dtype.name}"
-    if value.dtype.kind == "bool":
-        return f"torch.rand({shape}, device=device) > 0.5"
-    if value.dtype.kind == "int":
-        return f"torch.randint(0, 10, {shape}, dtype={dtype}, device=device)"
-    return f"torch.randn({shape}, dtype={dtype}, device=device)"
+    return sample_code(value.dtype, format_constant(tuple(value.shape)), "device")
 
 
 def trace_file(trace: Trace, depth: float) -> str:
@@ -41,8 +42,43 @@ def trace_file(trace: Trace, depth: float) -> str:
     return "\n".join(lines)
 
 
+def _describe(obj: object) -> str:
+    if callable(obj) and hasattr(obj, "__qualname__"):
+        return f"{getattr(obj, '__module__', None) or '?'}.{obj.__qualname__}"
+    kind = type(obj)
+    return f"a {kind.__module__}.{kind.__qualname__} object"
+
+
+def unsaveable(trace: Trace) -> list[str]:
+    """What a saved file of `trace` could not reach, one phrase each (empty: it can be saved)."""
+    bindings = Bindings.for_trace(trace, codegen=True)
+    # Inputs that are objects rather than numbers: sample_inputs() would have to spell them.
+    for value in trace.inputs:
+        if not isinstance(value, TensorValue):
+            bindings.note(value.value)
+    found = [f"`{name}` ({_describe(obj)})" for name, obj in bindings.bound.items()]
+    custom_ops = {bsym.symbol.qualname: user_defined_op(bsym.symbol.impl) for bsym in trace.bsyms}
+    found.extend(
+        f"`{name}` (the operator {op}, registered by the script's own code)" for name, op in custom_ops.items() if op
+    )
+    return found
+
+
+def check_saveable(stages) -> None:
+    """Refuse, naming what is at fault, before anything is written."""
+    for stage in stages:
+        found = unsaveable(stage.trace)
+        if found:
+            raise UserError(
+                f"--save: the {stage.name} trace cannot be a self-contained runnable file: it refers to "
+                + ", ".join(found)
+                + ", which only the script itself can provide; nothing was written"
+            )
+
+
 def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]:
     """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`."""
+    check_saveable(stages)
     names = [f"{i:02d}-{stage.name.replace(':', '-')}.py" for i, stage in enumerate(stages)]
     parent = os.path.dirname(os.path.abspath(directory)) or "."
     os.makedirs(parent, exist_ok=True)
