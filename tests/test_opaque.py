@@ -15,6 +15,7 @@ from tests.test_cli import assert_user_error, write
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_leaves
+from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
@@ -430,3 +431,28 @@ def test_examine_counts_a_callable_without_a_path_as_opaque(cli, tmp_path):
     result = cli("examine", script, "-i", "f32[3]", "--color", "never")
     assert result.exit_code == 0, result.output
     assert "doubled is opaque" in result.stdout
+
+
+def test_tensor_properties_are_ops_and_unmodelled_inplace_methods_rebind():
+    def f(x):
+        y = x.clone()
+        y.clamp_(0, 1)  # an in-place method tracecli does not model: opaque, and y is its result
+        return y, x.H, x.data * 2
+
+    x = torch.randn(3, 3)
+    program = trace_callable(f, (x,))
+    ops = [b.symbol.qualname for b in program.trace.bsyms]
+    assert ops == ["ltorch.clone", "torch.Tensor.clamp_", "torch.Tensor.H.__get__", "ltorch.mul"]
+    assert Tag.INPLACE in program.trace.bsyms[1].symbol.tags
+    for got, want in zip(compile_trace(program.trace)(x.clone()), f(x.clone()), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+def test_a_write_read_through_an_opaque_view_is_refused():
+    def f(x):
+        d = torch.diagonal(x)
+        x.add_(1)
+        return d
+
+    with pytest.raises(TracingError, match="shares memory"):
+        trace_callable(f, (torch.randn(3, 3),))

@@ -161,9 +161,24 @@ def test_writes_through_views_are_refused_clearly(fn):
         trace_callable(fn, (torch.randn(2, 3),))
 
 
-def test_unmodelled_inplace_methods_are_refused():
-    with pytest.raises(TracingError, match=r"in-place Tensor.exponential_ is not traced yet"):
-        trace_callable(lambda x: x.clone().exponential_(), (torch.randn(3),))
+def test_unmodelled_inplace_methods_are_opaque_writes_of_their_tensor():
+    # torch's schema says exponential_ writes self: an opaque INPLACE (and RANDOM) op, the
+    # user's tensor rebound to its result, run by torch with eager's random stream.
+    def f(x):
+        y = x.clone()
+        y.exponential_()
+        return y
+
+    x = torch.randn(3)
+    program = trace_callable(f, (x,))
+    written = program.trace.bsyms[1]
+    assert written.symbol.qualname == "torch.Tensor.exponential_"
+    assert {Tag.INPLACE, Tag.RANDOM} <= written.symbol.tags
+    assert program.trace.output is written.output
+    torch.manual_seed(0)
+    expected = f(x)
+    torch.manual_seed(0)
+    assert torch.equal(compile_trace(program.trace)(x), expected)
 
 
 def test_inplace_then_reads_see_the_new_value():

@@ -8,6 +8,7 @@ saved trace traced again) reach the same recorder through the core's handler sta
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
-from tracecli.frontend.source import location_of, user_frame
+from tracecli.frontend.source import display_path, location_of, user_frame
 from tracecli.ops import torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
@@ -283,6 +284,14 @@ def _captured_name(tensor: torch.Tensor) -> str:
     return "captured"
 
 
+def _error_at_entry(fn: Callable, message: str) -> TracingError:
+    """An error about the entry as a whole (what it returns): at its `def` line."""
+    code = getattr(inspect.unwrap(fn.forward if isinstance(fn, torch.nn.Module) else fn), "__code__", None)
+    if code is None:
+        return TracingError(message)
+    return TracingError(message, file=display_path(code.co_filename), line=code.co_firstlineno)
+
+
 def _error_at_user_line(message: str) -> TracingError:
     frame = user_frame(sys._getframe(1))
     if frame is None:
@@ -336,7 +345,10 @@ def trace_callable(
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
-        tracer.mutations.check_reads(values_in(output))
+        try:
+            tracer.mutations.check_reads(values_in(output))
+        except StaleRead as exc:
+            raise _error_at_entry(fn, f"{exc} (in what {getattr(fn, '__name__', 'the entry')} returns)") from exc
         hints = tracer.hints.finish()
     finally:
         pop_handler()

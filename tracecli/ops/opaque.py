@@ -58,6 +58,8 @@ def _make_symbol(func: Callable) -> Symbol:
         tags.add(Tag.INPLACE)
     elif opaque_mutates(func):
         tags.add(Tag.SIDE_EFFECT)
+    elif opaque_aliases(func):
+        tags.add(Tag.VIEW)  # a later write to it or its input reaches the other
     name = path or hint(func)
     meta = _meta_rule(func, name)
     if path is None:

@@ -16,12 +16,13 @@ from torch._ops import OpOverload, OpOverloadPacket
 
 from tracecli.ops import ltorch  # noqa: F401 - importing ltorch declares every form
 from tracecli.ops.forms import FORMS, OPAQUE
+from tracecli.ops.opaque_effects import writes_first_argument
 
 # Calls answered from the proxy's own metadata: they record nothing.
 METADATA_METHODS = frozenset({
     "size", "dim", "ndimension", "numel", "nelement", "is_floating_point", "is_complex", "element_size",
     "is_contiguous", "get_device", "is_signed", "__len__", "__hash__", "stride", "storage_offset",
-    "__get__",  # property reads not declared as forms: shape, dtype, device, ndim, ...
+    "__get__",  # property reads other than TENSOR_PROPERTIES: shape, dtype, device, ndim, ...
 })
 # Reads that need tensor values, which a trace does not have.
 DATA_DEPENDENT = frozenset({
@@ -30,10 +31,18 @@ DATA_DEPENDENT = frozenset({
 })
 
 
+# Tensor properties whose value is a tensor made from the data: each is an op (declared
+# as a form, like T, or opaque, like H); every other property is metadata.
+TENSOR_PROPERTIES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+
 def resolve(func: Callable) -> tuple[str, Callable | None]:
     """Classify a torch callable: ('ltorch', adapter), ('metadata', None), ('data', None),
     ('unsupported-inplace', None) or ('opaque', None)."""
-    form = FORMS.functions.get(func) or FORMS.properties.get(func)
+    try:
+        form = FORMS.functions.get(func) or FORMS.properties.get(func)
+    except TypeError:  # an unhashable callable object: nothing declares it
+        return "opaque", None
     if form is not None:
         return "ltorch", form.adapter
     if isinstance(func, (OpOverload, OpOverloadPacket)):
@@ -41,6 +50,8 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
     name = getattr(func, "__name__", "")
     qualname = getattr(func, "__qualname__", "")
     is_method = qualname.startswith(("Tensor.", "TensorBase.", "getset_descriptor."))
+    if name == "__get__" and getattr(getattr(func, "__self__", None), "__name__", "") in TENSOR_PROPERTIES:
+        return "opaque", None
     if is_method or (name == "__get__" and not qualname):
         if name in DATA_DEPENDENT:
             return "data", None
@@ -49,8 +60,9 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
         form = FORMS.methods.get(name)
         if form is not None:
             return "ltorch", form.adapter
-        if name.endswith("_") and not name.startswith("__"):
-            # An opaque call would record a new value but leave the user's tensor as it was.
+        if name.endswith("_") and not name.startswith("__") and not writes_first_argument(func):
+            # Without a schema saying it writes its tensor, an opaque call would record a new
+            # value but leave the user's tensor as it was. With one, it is an INPLACE op.
             return "unsupported-inplace", None
     return "opaque", None
 

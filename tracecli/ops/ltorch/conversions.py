@@ -83,7 +83,7 @@ for _method, _dtype in (
     torch_form(methods=(_method,))(_to_dtype(_dtype))
 
 
-@torch_form(methods=("contiguous", "detach"))
+@torch_form(methods=("contiguous", "detach"), properties=(torch.Tensor.data.__get__,))
 def _same_value(self, *args, **kwargs):
     # Values are immutable, so layout changes and detached copies are the value itself.
     return self
