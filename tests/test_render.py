@@ -1,4 +1,5 @@
-"""Output read in a terminal: the colour scheme and one colour rule."""
+"""Output read in a terminal: the colour scheme, one colour rule, side-by-side layout,
+and plain output with no trailing padding."""
 
 import re
 
@@ -98,6 +99,8 @@ COMMANDS = [
     ("diff", "sample_programs/seed_cse.py", "-p", "cse,rename"),
     ("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--side-by-side"),
     ("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--each"),
+    ("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--stat"),
+    ("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--text"),
 ]
 
 
@@ -118,3 +121,66 @@ def test_no_color_turns_auto_off_even_when_colour_is_forced(cli, monkeypatch, ar
     assert "\x1b[" not in result.stdout and "\x1b[" not in result.stderr
     monkeypatch.delenv("NO_COLOR")
     assert "\x1b[" not in cli(*args, "--color", "never").stdout
+
+
+def test_text_diff_is_coloured_like_git_on_request(cli):
+    out = cli("diff", "sample_programs/seed_cse.py", "-p", "rename", "--text", "--depth", "0", "--color", "always").stdout
+    assert RED in style_of(out, "-  t0 = ltorch.mul(x, y)")
+    assert GREEN in style_of(out, "+  a = ltorch.mul(x, y)")
+    never = cli("diff", "sample_programs/seed_cse.py", "-p", "rename", "--text", "--depth", "0", "--color", "never").stdout
+    assert plain(out) == never
+
+
+# -- side by side: markers without colour, aligned columns, indented continuations -----------
+
+
+def side_by_side(cli, monkeypatch, script, passes, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = cli("diff", f"sample_programs/{script}", "-p", passes, "--side-by-side", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["before", "│", "after"]
+    return [line.split(" │ ") if " │ " in line else [line.removesuffix(" │"), ""] for line in lines[2:]]
+
+
+def test_side_by_side_marks_every_change_without_colour(cli, monkeypatch):
+    rows = side_by_side(cli, monkeypatch, "seed_cse.py", "cse,rename", 120)
+    assert ['~   t0 = ltorch.mul(x, y)  # t0: "cpu f32[3, 4]"', '~   a = ltorch.mul(x, y)  # a: "cpu f32[3, 4]"'] in [
+        [left.rstrip(), right] for left, right in rows
+    ]
+    removed = [left.rstrip() for left, right in rows if "t2 = ltorch.mul(x, y)" in left]
+    unchanged = [left.rstrip() for left, right in rows if left.startswith(" ") and "# seed_cse.py:7:" in left]
+    # A removed line keeps its column: its code starts where unchanged code does.
+    assert removed == ['-   t2 = ltorch.mul(x, y)  # t2: "cpu f32[3, 4]"']
+    assert unchanged == ["    # seed_cse.py:7:  a = x * y"]
+
+
+@pytest.mark.parametrize("width", [70, 120])
+def test_side_by_side_wraps_inside_its_column_keeping_indentation(cli, monkeypatch, width):
+    rows = side_by_side(cli, monkeypatch, "gpt_block.py", "cse,rename", width)
+    column = (width - 3) // 2
+    continued = 0
+    for left, right in rows:
+        for cell in (left, right):
+            assert len(cell.rstrip()) <= column, cell
+            # A cell starts with its marker column, or continues a line further in than any code.
+            assert cell[:2] in ("  ", "- ", "+ ", "~ ") or cell == "", cell
+        if left.startswith("      ") and not left.lstrip().startswith("#"):
+            continued += 1
+    assert continued, "some long lines wrapped"
+    joined = [left for left, _ in rows]
+    at = next(i for i, left in enumerate(joined) if "t12 = ltorch.layer_norm" in left)
+    # The continuation of an op line is indented past the op line itself.
+    assert joined[at + 1].startswith(" " * 8) and joined[at + 1].strip()
+
+
+def test_piped_output_has_no_trailing_spaces(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "100")
+    outputs = [
+        cli("diff", "sample_programs/gpt_block.py", "-p", "cse,rename", "--side-by-side", "--color", "never").stdout,
+        cli("diff", "sample_programs/seed_cse.py", "-p", "cse,rename", "--stat", "--color", "never").stdout,
+        cli("examine", "sample_programs/gpt_block.py", "--color", "never").stdout,
+        cli("run", "sample_programs/seed_cse.py", "--color", "never").stdout,
+    ]
+    for out in outputs:
+        assert [line for line in out.splitlines() if line != line.rstrip()] == []

@@ -17,7 +17,7 @@ from tracecli.passes.pipeline import known_passes
 from tracecli.render.console import make_console
 from tracecli.render.diff import text_diff
 from tracecli.render.diff_report import describe, diff_json, stat_rows, step_diffs, whole_diff
-from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat
+from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat, print_text_diff
 from tracecli.render.json_report import FORMAT_VERSION
 from tracecli.render.save import save_stages
 
@@ -76,7 +76,7 @@ def _show(console, stages, depth: float, *, each: bool, side_by_side: bool, stat
         print_stat(console, stat_rows(stages))
         return
     if text:
-        console.file.write(text_diff(stages[0].trace, stages[-1].trace, depth))
+        print_text_diff(console, text_diff(stages[0].trace, stages[-1].trace, depth))
         return
     show = print_side_by_side if side_by_side else print_diff
     if each:
