@@ -28,6 +28,17 @@ ExitCode = Annotated[bool, typer.Option("--exit-code", help="Exit 1 when the pas
 Save = Annotated[str | None, typer.Option("--save", metavar="DIR", help="Write each stage as a runnable file, plus report.json.")]
 PlainText = Annotated[bool, typer.Option("--text", help="A plain unified text diff, without value identity.")]
 
+# Each of these asks for a different output; --each and --side-by-side combine (each pass in two columns).
+_JSON = "--format json prints the whole structured diff, which {} does not shape"
+CONFLICTS = [
+    ("--text", "--side-by-side", "--text is one plain unified diff, --side-by-side two columns"),
+    ("--text", "--stat", "--text is a unified diff, --stat a per-pass summary"),
+    ("--text", "--each", "--text diffs the whole pipeline at once, --each one pass at a time"),
+    ("--stat", "--side-by-side", "--stat is a per-pass summary table, not a diff to lay out"),
+    ("--stat", "--each", "--stat already has one row per pass"),
+    *(("--format json", option, _JSON.format(option)) for option in ("--text", "--side-by-side", "--stat", "--each")),
+]
+
 
 def diff(
     target: opt.Target, script_args: opt.ScriptArgs = None, passes: opt.Passes = None, each: Each = False, side_by_side: SideBySide = False,
@@ -39,6 +50,9 @@ def diff(
     """Show how the passes change the trace (like git diff: --exit-code, --stat, --save)."""
 
     def work():
+        given = {"--text": text, "--side-by-side": side_by_side, "--stat": stat, "--each": each,
+                 "--format json": fmt is opt.Format.json}
+        opt.refuse_conflicts(given, CONFLICTS)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         if not steps:

@@ -82,6 +82,14 @@ def check_seed(seed: int) -> int:
     return seed
 
 
+def refuse_conflicts(given: dict[str, bool], conflicts: list[tuple[str, str, str]]) -> None:
+    """Options that ask for outputs excluding each other are bad usage, not a silent choice.
+    `conflicts` holds (option, option, why) and `given` says which options were given."""
+    for first, second, why in conflicts:
+        if given.get(first) and given.get(second):
+            raise UserError(f"{first} and {second} cannot be used together: {why}")
+
+
 def pipeline_steps(passes: list[str] | None, pass_files: list[str] | None) -> list[Step]:
     for path in pass_files or []:
         load_pass_file(path)
