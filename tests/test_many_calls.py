@@ -139,3 +139,11 @@ def test_the_note_names_the_dynamic_option_it_is_given(tmp_path):
     (note,) = specialisation_notes(job.calls, "--dynamic")
     assert note.endswith("each value is traced separately (--dynamic makes it symbolic)")
 
+
+def test_diff_groups_calls_too(cli, loop):
+    out = cli("diff", loop, "-p", "rename", "--depth", "0", "--color", "never").stdout
+    assert len(headings(out)) == MAX_TRACES
+    assert "step: 100 calls, 100 distinct traces; 97 not shown (calls 4-100); --all-traces prints them" in out
+    report = json.loads(cli("diff", loop, "-p", "rename", "--format", "json").stdout)
+    assert len(report["calls"]) == 100 and report["calls"][3]["group"] == 3
+    assert report["specialized"][0]["argument"] == "t"
