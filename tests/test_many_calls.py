@@ -147,3 +147,29 @@ def test_diff_groups_calls_too(cli, loop):
     report = json.loads(cli("diff", loop, "-p", "rename", "--format", "json").stdout)
     assert len(report["calls"]) == 100 and report["calls"][3]["group"] == 3
     assert report["specialized"][0]["argument"] == "t"
+
+
+def test_instances_with_one_trace_share_it_and_one_table(cli, tmp_path):
+    script = write(tmp_path, "nets.py", """
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x).relu()
+
+        if __name__ == "__main__":
+            for _ in range(3):
+                Net()(torch.ones(1, 4))
+    """)
+    result = cli("run", f"{script}:Net", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    # Each instance has its own weights, so its own trace and check; they print alike.
+    assert headings(out) == ["── trace 1 of 1 · 3 calls: 1-3 ──"]
+    assert out.count("output   shape") == 1 and "\ncall 1:\n" in out
+    assert "2 more calls with this trace match eager" in out
+    assert out.rstrip().endswith("Net: 3 calls, 1 distinct trace")
