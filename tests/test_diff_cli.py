@@ -169,3 +169,35 @@ def test_whole_pipeline_diff_follows_values_through_merges_and_renames(cli, gold
     assert '-   t5 = ltorch.mul(t2, t3)  # t5: "cpu f32[3, 4]"' in lines
     assert not any(line.startswith("+ ") and "ltorch" in line for line in lines)
     golden("seed_cse.cse-rename.diff.txt", result.stdout)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--text", "--side-by-side"),
+        ("--text", "--stat"),
+        ("--text", "--each"),
+        ("--stat", "--side-by-side"),
+        ("--stat", "--each"),
+        ("--format", "json", "--side-by-side"),
+        ("--format", "json", "--stat"),
+        ("--format", "json", "--text"),
+        ("--format", "json", "--each"),
+    ],
+)
+def test_options_that_exclude_each_other_are_bad_usage(cli, options):
+    named = [o for o in options if o.startswith("--")]
+    named = ["--format json" if o == "--format" else o for o in named]
+    assert_user_error(cli("diff", "sample_programs/seed_cse.py", "-p", "cse", *options), *named, "cannot be used together")
+
+
+def test_each_and_side_by_side_combine(cli):
+    result = diff(cli, "sample_programs/seed_cse.py", "-p", "cse,rename", "--each", "--side-by-side")
+    assert result.exit_code == 0 and "── cse: merged 3" in result.stdout and " │ " in result.stdout
+
+
+@pytest.mark.parametrize("spec", ["dce,,cse", "dce,", ",dce", "", "lower:"])
+def test_empty_pass_names_are_bad_usage(cli, spec):
+    message = "empty option" if spec == "lower:" else "empty pass name"
+    assert_user_error(cli("run", "sample_programs/seed_cse.py", "-p", spec), message, repr(spec))
+    assert_user_error(cli("diff", "sample_programs/seed_cse.py", "-p", spec), message)

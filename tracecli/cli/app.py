@@ -12,14 +12,13 @@ import typer
 
 from tracecli.cli import options as opt
 from tracecli.cli.diff_command import diff
-from tracecli.core.printing import format_trace
 from tracecli.executors.examine import examine_script
 from tracecli.executors.runner import JobResult, trace_script
 from tracecli.passes.base import REGISTRY
+from tracecli.render.calls_view import print_job
 from tracecli.render.console import make_console
 from tracecli.render.examine_view import examine_json, print_examine
 from tracecli.render.json_report import job_json
-from tracecli.render.text import print_report, print_trace
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -45,23 +44,17 @@ def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool
         )
 
 
-def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: opt.Color) -> None:
+def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: opt.Color, all_traces: bool) -> None:
     announce_entry(job, color)
     if fmt is opt.Format.json:
         sys.stdout.write(json.dumps(job_json(command, job, depth), indent=2) + "\n")
         return
-    console = make_console(color.value)
-    for i, call in enumerate(job.calls):
-        if i:
-            console.print()
-        print_trace(console, format_trace(call.final, depth))
-        if call.report is not None:
-            console.print()
-            print_report(console, call.report, job.executor)
+    print_job(make_console(color.value), job, depth, all_traces=all_traces, dynamic_option=opt.offered(opt.DYNAMIC))
 
 
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             executor: str = "torch", script_args: list[str] | None = None, timing: bool = True):
+             executor: str = "torch", script_args: list[str] | None = None, timing: bool = True,
+             all_traces: bool = False):
     def work():
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
@@ -70,7 +63,7 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
         return job, levels
 
     job, levels = opt.guarded(debug, color, work)
-    _emit(command, job, levels, fmt, color)
+    _emit(command, job, levels, fmt, color, all_traces)
     if not job.match:
         raise typer.Exit(1)
 
@@ -81,10 +74,11 @@ def run(
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, executor: opt.Executor = "torch", no_timing: opt.NoTiming = False,
+    all_traces: opt.AllTraces = False,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
     _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor,
-             script_args, timing=not no_timing)
+             script_args, timing=not no_timing, all_traces=all_traces)
 
 
 @app.command()
@@ -92,11 +86,11 @@ def trace(
     target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False,
+    debug: opt.Debug = False, all_traces: opt.AllTraces = False,
 ) -> None:
     """Print the trace of the entry (after the passes) without executing it; any device works."""
     _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             script_args=script_args)
+             script_args=script_args, all_traces=all_traces)
 
 
 @app.command()

@@ -8,12 +8,14 @@ import traceback
 from enum import StrEnum
 from typing import Annotated
 
+import click
 import typer
 
 from tracecli.core.errors import UserError
 from tracecli.core.verify import VerificationError
 from tracecli.executors.runner import CompiledRunError
 from tracecli.passes.pipeline import Step, load_pass_file, parse_passes
+from tracecli.render.calls_view import MAX_TRACES
 from tracecli.render.console import make_console
 
 
@@ -58,9 +60,26 @@ Executor = Annotated[
                       help="torch: run the trace as printed; prims: run it lowered to prims (checks the decompositions)."),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks for errors.")]
+AllTraces = Annotated[
+    bool, typer.Option("--all-traces", help=f"Print every distinct trace of a script's main block, not only the first {MAX_TRACES}."),
+]
 NoTiming = Annotated[
     bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not ~50 times)."),
 ]
+
+
+# `--dynamic` (symbolic numbers and shapes, see shared/symbolic-shapes.md) is planned, not
+# written. The note on specialised arguments names it only where the running command
+# really accepts it, so it appears by itself the day the option lands, and never before.
+DYNAMIC = "--dynamic"
+
+
+def offered(option: str) -> str | None:
+    """`option` if the running command accepts it, else None."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and any(option in param.opts for param in ctx.command.params):
+        return option
+    return None
 
 
 def parse_depth(text: str) -> float:
@@ -80,6 +99,14 @@ def check_seed(seed: int) -> int:
     if not -(2**63) <= seed < 2**64:
         raise UserError(f"bad --seed {seed}: must fit in 64 bits (-2**63 to 2**64 - 1)")
     return seed
+
+
+def refuse_conflicts(given: dict[str, bool], conflicts: list[tuple[str, str, str]]) -> None:
+    """Options that ask for outputs excluding each other are bad usage, not a silent choice.
+    `conflicts` holds (option, option, why) and `given` says which options were given."""
+    for first, second, why in conflicts:
+        if given.get(first) and given.get(second):
+            raise UserError(f"{first} and {second} cannot be used together: {why}")
 
 
 def pipeline_steps(passes: list[str] | None, pass_files: list[str] | None) -> list[Step]:

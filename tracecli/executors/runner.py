@@ -3,6 +3,7 @@ against eager PyTorch. The CLI is a thin layer over `trace_script`."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import traceback
 from collections.abc import Callable
@@ -42,6 +43,9 @@ class TracedCall:
     program: TracedProgram
     stages: list[Stage] = field(default_factory=list)  # the initial trace, then one per pass
     report: RunReport | None = None
+    # Which of the script's calls of the entry this trace answered (0-based, in call order):
+    # a main block that calls with one signature again reuses the trace, and the views say so.
+    served: list[int] = field(default_factory=lambda: [0])
 
     @property
     def final(self) -> Trace:
@@ -240,10 +244,12 @@ class _TracingEntry:
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
                       execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
-    compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram]] = {}
+    compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram, TracedCall]] = {}
     busy = []  # set while tracing or checking a call: the entry's own calls then run as they are
+    call_numbers = itertools.count()
 
     def on_call(target, run_eagerly: Callable, args, kwargs):
+        number = next(call_numbers)
         # One trace per callable (each instance of a module class has its own weights) and signature.
         key = (id(target), _signature((args, kwargs)), autocast_state())
         found = compiled_by_signature.get(key)
@@ -251,7 +257,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             busy.append(True)
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp)
-                call = TracedCall(program, run_pipeline(program.trace, steps, check=check))
+                call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
                 compiled = compile_for(call.final, executor)
                 if execute:
                     state = torch.get_rng_state()
@@ -260,8 +266,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             finally:
                 busy.pop()
             result.calls.append(call)
-            found = compiled_by_signature[key] = (compiled, program)
-        compiled, program = found
+            found = compiled_by_signature[key] = (compiled, program, call)
+        compiled, program, call = found
+        call.served.append(number)
         if not execute:
             return run_eagerly(*args, **kwargs)
         return compiled(*program.inputs_for(args, kwargs))

@@ -73,17 +73,20 @@ def _options(pass_: Pass, text: str) -> dict:
 
 
 def parse_passes(specs: list[str] | None) -> list[Step]:
-    """`-p dce,cse -p rename` -> steps in order; unknown names exit 2 listing the known ones."""
+    """`-p dce,cse -p rename` -> steps in order; unknown names exit 2 listing the known ones,
+    and so does an empty name (`-p dce,,cse`, a trailing comma): a typo, not a no-op."""
     steps: list[Step] = []
     for spec in specs or []:
         for item in spec.split(","):
             item = item.strip()
-            if not item:
-                continue
-            name, _, option = item.partition(":")
+            name, colon, option = item.partition(":")
+            if not name:
+                raise UserError(f"empty pass name in -p {spec!r} (known passes: {known_passes()})")
             pass_ = REGISTRY.get(name)
             if pass_ is None:
                 raise UserError(f"unknown pass {name!r} (known passes: {known_passes()})")
+            if colon and not option:
+                raise UserError(f"empty option in -p {spec!r}: write {name} or {name}:OPTION")
             steps.append(Step(pass_, _options(pass_, option) if option else {}))
     return steps
 

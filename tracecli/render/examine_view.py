@@ -5,9 +5,12 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tracecli.executors.examine import ExamineReport
+from tracecli.render.console import print_table
 from tracecli.render.json_report import FORMAT_VERSION
+from tracecli.render.trace_style import OPAQUE_OP, op_style, style_call_site
 
 
 def print_examine(console: Console, report: ExamineReport) -> None:
@@ -20,12 +23,14 @@ def print_examine(console: Console, report: ExamineReport) -> None:
     table.add_column("count", justify="right")
     table.add_column("modeled")
     for op in report.ops:
-        table.add_row(op.name, str(op.count), "yes" if op.modeled else "OPAQUE")
-    console.print(table)
+        # Opaque ops are what the reader should act on: the trace's warning colour.
+        modeled = Text("yes") if op.modeled else Text("OPAQUE", style=f"bold {OPAQUE_OP}")
+        table.add_row(Text(op.name, style=op_style(op.name)), str(op.count), modeled)
+    print_table(console, table)
     for op in report.opaque:
-        console.print(f"{op.name} is opaque, reached from:", markup=False)
+        console.print(Text.assemble((op.name, OPAQUE_OP), " is opaque, reached from:"))
         for line in op.lines:
-            console.print(f"  {line}", markup=False)
+            console.print(Text("  ") + style_call_site(line))
     opaque = report.opaque
     summary = (
         f"{report.bound_symbols} bound symbols, {len(report.ops)} distinct ops, "

@@ -10,6 +10,7 @@ from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors.compare import RunReport
 from tracecli.executors.runner import JobResult
+from tracecli.render.groups import group_calls, specialised_arguments
 
 # The version of every JSON object tracecli prints (run, trace, diff, examine).
 FORMAT_VERSION = 1
@@ -64,11 +65,39 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         "executor": job.executor,
         "calls": [],
     }
-    for call in job.calls:
-        entry = {"trace": trace_json(call.final, depth)}
+    per_call, grouping = grouping_json(job.calls, lambda call: format_trace(call.final, depth))
+    for call, group in zip(job.calls, per_call, strict=True):
+        entry = {"trace": trace_json(call.final, depth), **group}
         if call.report is not None:
             entry["result"] = _report(call.report)
         out["calls"].append(entry)
+    out.update(grouping)
     if command == "run":
         out["match"] = job.match
     return out
+
+
+def grouping_json(calls: list, text) -> tuple[list[dict], dict]:
+    """How the text output groups `calls` (by `text(call)`): per call its `group` and the
+    script's calls it `served`; overall the `groups` and the `specialized` arguments.
+    Every call stays in the JSON, which is for machines; this says how they group."""
+    groups = group_calls(calls, text)
+    position = {id(call): i for i, call in enumerate(calls)}
+    group_of = {id(call): g for g, group in enumerate(groups) for call in group.calls}
+    per_call = [{"group": group_of[id(call)], "served": list(call.served)} for call in calls]
+    grouping = {
+        "groups": [{"calls": [position[id(c)] for c in group.calls], "served": group.served} for group in groups],
+        "specialized": [
+            {"argument": arg.name, "types": list(arg.types), "values": [_json_value(v) for v in arg.values]}
+            for arg in specialised_arguments(calls)
+        ],
+    }
+    return per_call, grouping
+
+
+def _json_value(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # JSON has no nan or inf
+    if isinstance(value, (tuple, list)):
+        return [_json_value(v) for v in value]
+    return value

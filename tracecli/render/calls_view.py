@@ -1,0 +1,101 @@
+"""Showing a job's traces: one trace as it is; many (a main block calling its entry
+again and again) grouped by the text they print, a few at most, then a summary.
+
+A failure is never hidden: a trace whose compiled run disagrees with eager is printed,
+with its comparison table, whatever the cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.text import Text
+
+from tracecli.core.printing import format_trace
+from tracecli.executors.runner import JobResult, TracedCall
+from tracecli.render.groups import TraceGroup, call_numbers, group_calls, specialised_arguments, value_list
+from tracecli.render.text import print_report, print_trace
+
+# Distinct traces printed before the rest is summarised (`--all-traces` prints them all).
+MAX_TRACES = 3
+
+
+def _heading(k: int, n: int, group: TraceGroup) -> str:
+    served = group.served
+    calls = f"call {served[0] + 1}" if len(served) == 1 else f"{len(served)} calls: {call_numbers(served)}"
+    return f"── trace {k} of {n} · {calls} ──"
+
+
+def show_groups(console: Console, job: JobResult, groups: list[TraceGroup], show: Callable[[TraceGroup], None],
+                *, all_traces: bool, dynamic_option: str | None) -> None:
+    """Each group under a heading, at most MAX_TRACES of them unless `all_traces` or the
+    group failed, then a summary line and what made the traces differ."""
+    if len(groups) == 1 and len(groups[0].served) <= 1:
+        show(groups[0])  # one call, one trace: just that, as it always was
+        return
+    hidden: list[TraceGroup] = []
+    shown = 0
+    for k, group in enumerate(groups, 1):
+        if not all_traces and shown >= MAX_TRACES and group.match:
+            hidden.append(group)
+            continue
+        if shown:
+            console.print()
+        console.print(Text(_heading(k, len(groups), group), style="bold"), soft_wrap=True)
+        show(group)
+        shown += 1
+    console.print()
+    console.print(_summary(job, groups, hidden), soft_wrap=True, markup=False)
+    for note in specialisation_notes(job.calls, dynamic_option):
+        console.print(note, soft_wrap=True, markup=False)
+
+
+def _summary(job: JobResult, groups: list[TraceGroup], hidden: list[TraceGroup]) -> str:
+    total = sum(len(g.served) for g in groups)
+    line = f"{job.entry}: {total} calls, {len(groups)} distinct trace{'s' if len(groups) != 1 else ''}"
+    failing = [str(k) for k, group in enumerate(groups, 1) if not group.match]
+    if failing:
+        # After a hundred traces the reader should not have to scroll back for the verdict.
+        line += f"; {len(failing)} differ{'s' if len(failing) == 1 else ''} from eager (trace {', '.join(failing)})"
+    if hidden:
+        served = [n for g in hidden for n in g.served]
+        checked = any(c.report is not None for g in hidden for c in g.calls)
+        line += f"; {len(hidden)} not shown (calls {call_numbers(served)})"
+        # Hidden groups all match: a failing one is always shown.
+        line += ", all matching eager" if checked else ""
+        line += "; --all-traces prints them"
+    return line
+
+
+def specialisation_notes(calls: list[TracedCall], dynamic_option: str | None) -> list[str]:
+    notes = []
+    for arg in specialised_arguments(calls):
+        kinds = "/".join(arg.types)
+        note = f"{arg.name} took {len(arg.values)} {kinds} values: {value_list(arg.values)}; each value is traced separately"
+        if dynamic_option:
+            note += f" ({dynamic_option} makes it symbolic)"
+        notes.append(note)
+    return notes
+
+
+def print_job(console: Console, job: JobResult, depth: float, *, all_traces: bool = False,
+              dynamic_option: str | None = None) -> None:
+    """`tracecli run` / `trace` text output."""
+
+    def show(group: TraceGroup) -> None:
+        print_trace(console, group.text)
+        checked = [c for c in group.calls if c.report is not None]
+        failing = [c for c in checked if not c.report.match]
+        matching = [c for c in checked if c.report.match]
+        # Every failing comparison, and one that matched: the rest of those only counted.
+        for call in sorted(failing + matching[:1], key=lambda c: c.served[0]):
+            console.print()
+            if len(group.calls) > 1:
+                console.print(f"call {call.served[0] + 1}:", markup=False)
+            print_report(console, call.report, job.executor)
+        if len(matching) > 1:
+            console.print(f"{len(matching) - 1} more calls with this trace match eager", markup=False)
+
+    groups = group_calls(job.calls, lambda call: format_trace(call.final, depth))
+    show_groups(console, job, groups, show, all_traces=all_traces, dynamic_option=dynamic_option)
