@@ -28,7 +28,7 @@ from tracecli.core.names import GENERATED, RESERVED, NameRegistry, sanitize
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.pytree import map_values
 from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, SourceLocation, Symbol, Tag
-from tracecli.core.trace import Trace, collect_names, walk
+from tracecli.core.trace import Trace, collect_names, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import TORCH_GLOBALS, compile_trace
@@ -550,9 +550,15 @@ def _lowered(bsyms, depth: float, source=None, scope="") -> list[tuple[BoundSymb
 
 def check_lower(before: Trace, after: Trace, depth: float) -> None:
     want = _lowered(before.bsyms, depth)
-    assert [format_bsym(b) for b in after.bsyms] == [format_bsym(b) for b, _, _ in want]
-    assert [b.subsymbols for b in after.bsyms] == [b.subsymbols for b, _, _ in want]
-    assert [(b.source, b.scope) for b in after.bsyms] == [(src, scope) for _, src, scope in want]
+    lowered, write_backs = after.bsyms[: len(want)], after.bsyms[len(want) :]
+    assert [format_bsym(b) for b in lowered] == [format_bsym(b) for b, _, _ in want]
+    assert [b.subsymbols for b in lowered] == [b.subsymbols for b, _, _ in want]
+    assert [(b.source, b.scope) for b in lowered] == [(src, scope) for _, src, scope in want]
+    # Then each input an in-place op wrote, now computed out of place, gets its last value back.
+    still_written = set(written_inputs(after).values())
+    expected = {(name, final) for name, final in written_inputs(before).items() if final not in still_written}
+    assert all(b.symbol is prims.copy_to for b in write_backs)
+    assert {(b.args[0].name, b.args[1].name) for b in write_backs} == expected
     if depth == math.inf:
         assert all(not b.subsymbols for b in after.bsyms)
     # Hints follow the values down, so rename still works after lower.

@@ -14,7 +14,11 @@ import torch
 from tests.ops.harness import DT, Case, L, T, case_adder, check_case, tensor_value
 from tracecli.core import dtypes
 from tracecli.core.values import TensorType
+from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.tracer import trace_callable
 from tracecli.ops import prims
+from tracecli.ops.promotion import ShapeError
+from tracecli.passes.lower import lower
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -53,3 +57,28 @@ def test_device_put_meta_matches_impl(device):
     want = prims.device_put.meta(tensor_value((2, 3), dtypes.float16), device)
     assert want == TensorType(tuple(got.shape), dtypes.float16, str(got.device))
     assert want == TensorType((2, 3), dtypes.float16, device)
+
+
+def test_copy_to_meta_matches_impl():
+    # No output: the prim writes its source into its destination, of the same type.
+    dst, src = torch.zeros(2, 3), torch.rand(2, 3)
+    assert prims.copy_to.impl(dst, src) is None and torch.equal(dst, src)
+    assert prims.copy_to.meta(tensor_value((2, 3)), tensor_value((2, 3), name="w")) is None
+    with pytest.raises(ShapeError, match="of its own shape"):
+        prims.copy_to.meta(tensor_value((2, 3)), tensor_value((3, 2), name="w"))
+
+
+def test_lowering_an_inplace_write_of_an_input_writes_it_back():
+    def f(x, y):
+        x.mul_(2)
+        x.add_(y)
+        return y * 2
+
+    x, y = torch.randn(3), torch.randn(3)
+    lowered = lower(trace_callable(f, (x, y)).trace).trace
+    write_back = lowered.bsyms[-1]
+    assert write_back.symbol is prims.copy_to and write_back.args[0].name == "x"
+    got, want = x.clone(), x.clone()
+    compile_trace(lowered)(got, y)
+    f(want, y)
+    assert torch.equal(got, want)

@@ -87,7 +87,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",
-    "conversions": "convert_element_type device_put clone",
+    "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution",
     "checks": "check_all",
 })

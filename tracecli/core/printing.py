@@ -144,7 +144,11 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
     params = ", ".join(v.name for v in trace.inputs)
     lines.append(f"def {trace.name}({params}):")
     if not codegen:
-        lines.extend(f"{INDENT}# {v.name}: {type_comment(v)}" for v in trace.inputs)
+        captured = set(trace.info.captured)
+        lines.extend(
+            f"{INDENT}# {v.name}: {type_comment(v)}" + (", captured" if v.name in captured else "")
+            for v in trace.inputs
+        )
     previous_source = None
     previous_scope = ""
     for bsym in trace.bsyms:

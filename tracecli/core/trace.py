@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from tracecli.core.pytree import iter_values
-from tracecli.core.symbol import BoundSymbol
-from tracecli.core.values import Value
+from tracecli.core.symbol import BoundSymbol, Tag
+from tracecli.core.values import TensorValue, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +18,7 @@ class TraceInfo:
     entry: str = ""
     device: str = "cpu"
     passes: tuple[str, ...] = ()
+    captured: tuple[str, ...] = ()  # inputs the entry read from outside itself (globals, closures)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -58,3 +59,19 @@ def walk(bsyms) -> Iterator[tuple[int, BoundSymbol]]:
         depth, bsym = stack.pop()
         yield depth, bsym
         stack.extend((depth + 1, s) for s in reversed(bsym.subsymbols))
+
+
+def written_inputs(trace: Trace) -> dict[str, str]:
+    """The inputs the trace writes in place, each with the value it ends up holding: an
+    INPLACE call's result stands for its first argument from then on."""
+    root = {v.name: v.name for v in trace.inputs if isinstance(v, TensorValue)}
+    final: dict[str, str] = {}
+    for bsym in trace.bsyms:
+        if Tag.INPLACE not in bsym.symbol.tags:
+            continue
+        args, outs = bsym.arg_values(), bsym.output_values()
+        if args and outs and args[0].name in root:
+            origin = root[args[0].name]
+            root[outs[0].name] = origin
+            final[origin] = outs[0].name
+    return final

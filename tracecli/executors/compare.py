@@ -13,8 +13,9 @@ import torch
 
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import tree_leaves
-from tracecli.core.trace import Trace, walk
+from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import TensorValue
+from tracecli.frontend.tracer import TracedProgram
 from tracecli.ops.torch_bridge import TO_TORCH
 
 # (rtol, atol) per dtype, as torch.testing.assert_close uses by default.
@@ -44,10 +45,11 @@ class RunReport:
     outputs: list[OutputCheck] = field(default_factory=list)
     eager_ms: float | None = None  # None: not timed (--no-timing)
     compiled_ms: float | None = None
+    written: list[OutputCheck] = field(default_factory=list)  # inputs the entry writes in place, afterwards
 
     @property
     def match(self) -> bool:
-        return all(o.match for o in self.outputs)
+        return all(o.match for o in (*self.outputs, *self.written))
 
 
 def compare_outputs(names: list[str], eager, compiled, working: list | None = None) -> list[OutputCheck]:
@@ -202,20 +204,44 @@ def time_call(fn: Callable, device: str, budget_s: float = 0.2, max_runs: int = 
 
 def check_against_eager(
     trace: Trace, compiled: Callable, eager: Callable, eager_args: tuple, eager_kwargs: dict,
-    trace_inputs: list, *, seed: int, device: str, timing: bool = True,
+    program: TracedProgram, *, seed: int, device: str, timing: bool = True,
 ) -> RunReport:
-    """Run both on cloned inputs with the same RNG seed and compare every output."""
+    """Run both from the same state with the same RNG seed; compare every output and every
+    input the trace writes in place (as eager left it against as the trace did).
+
+    Each run gets its own copies of the arguments. The real state the entry reads besides
+    them (a module's weights and buffers, tensors captured from globals) is put back as it
+    was after every eager run, so checking a call changes nothing the script can see."""
+    state = program.inputs[len(program.inputs) - program.n_state :] if program.n_state else []
+    saved = [_clone(t) for t in state]
     torch.manual_seed(seed)
+    args, kwargs = _clone(eager_args), _clone(eager_kwargs)
     with torch.no_grad():
-        expected = eager(*_clone(eager_args), **_clone(eager_kwargs))
+        expected = eager(*args, **kwargs)
+    eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
+    _restore(state, saved)
     torch.manual_seed(seed)
+    compiled_inputs = _clone(program.inputs)
     with torch.no_grad():
-        actual = compiled(*_clone(trace_inputs))
+        actual = compiled(*compiled_inputs)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace)))
+    written = written_inputs(trace)
+    for i, value in enumerate(trace.inputs):
+        if value.name in written:
+            report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i]))
     if timing:
-        # The script's own output was shown once, by the eager run above.
+        # The script's own output was shown once, by the eager run above; the timed runs
+        # work on copies, and the state the eager ones change is put back.
         with torch.no_grad(), quiet():
-            report.eager_ms = time_call(lambda: eager(*eager_args, **eager_kwargs), device)
-            report.compiled_ms = time_call(lambda: compiled(*trace_inputs), device)
+            report.eager_ms = time_call(lambda: eager(*args, **kwargs), device)
+            report.compiled_ms = time_call(lambda: compiled(*compiled_inputs), device)
+        _restore(state, saved)
     return report
+
+
+def _restore(state: list, saved: list) -> None:
+    with torch.no_grad():
+        for tensor, copy in zip(state, saved, strict=True):
+            if isinstance(tensor, torch.Tensor):
+                tensor.copy_(copy)

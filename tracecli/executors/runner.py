@@ -133,7 +133,7 @@ def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kw
              device: str, script: Script, timing: bool) -> RunReport:
     try:
         return check_against_eager(
-            call.final, compiled, fn, args, kwargs, call.program.inputs, seed=seed, device=device, timing=timing
+            call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, timing=timing
         )
     except Exception as exc:
         source = getattr(compiled, "__tracecli_source__", "")

@@ -61,9 +61,20 @@ def display_path(path: str) -> str:
     return os.path.relpath(path)
 
 
+# Code whose frames end the search for user code: what calls the traced function (and
+# what called tracecli, a CLI's own frames included) is not the user's program.
+_boundaries: set[CodeType] = set()
+
+
+def stop_search_at(code: CodeType) -> None:
+    _boundaries.add(code)
+
+
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     frame = start or sys._getframe(1)
     while frame is not None and not is_user_code(frame.f_code):
+        if frame.f_code in _boundaries:
+            return None
         frame = frame.f_back
     return frame
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -19,10 +19,10 @@ from torch.overrides import TorchFunctionMode
 from tracecli.core.errors import TracingError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
-from tracecli.core.pytree import rebuild_tuple, values_in
+from tracecli.core.pytree import rebuild_tuple, tree_leaves, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
-from tracecli.core.values import TensorValue
+from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.arguments import (
     argument_inputs,
     bind_entry,
@@ -37,7 +37,7 @@ from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
-from tracecli.frontend.source import display_path, location_of, user_frame
+from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
 from tracecli.ops import torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
@@ -53,6 +53,7 @@ class TracedProgram:
     inputs: list = field(default_factory=list)  # one per trace input, in order
     fn: Callable | None = None
     n_lifted: int = 0  # tensors captured from outside the function, last among the inputs
+    n_state: int = 0  # the module's tensors and the captured ones: real state, last among the inputs
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
@@ -96,7 +97,9 @@ class _Tracer:
         self.hints = HintTracker(self._proxy_by_name)
         self.recorder = Recorder(registry, scopes.current, self.hints)
         self.proxies: dict[str, TensorProxy] = {}
-        self.lifted: dict[int, tuple[TensorValue, torch.Tensor]] = {}  # id(tensor) -> (value, tensor)
+        self.lifted: list[tuple[TensorValue, torch.Tensor]] = []  # captured tensors: (input value, tensor)
+        self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
+        self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
         self.in_torch_call = 0
         self.mutations = MutationTracker()
         self.root = None  # the frame that calls the traced function: where user code starts
@@ -118,7 +121,7 @@ class _Tracer:
         if isinstance(obj, TensorProxy):
             return obj.value
         if isinstance(obj, torch.Tensor):
-            return self.lift(obj)
+            return self.known.get(id(obj)) or self.lift(obj)
         if isinstance(obj, (tuple, list)):
             items = [self.to_values(o) for o in obj]
             return tuple(items) if isinstance(obj, tuple) else items
@@ -141,13 +144,20 @@ class _Tracer:
         return obj
 
     def lift(self, tensor: torch.Tensor) -> TensorValue:
-        found = self.lifted.get(id(tensor))
-        if found is None:
-            name = self.registry.take(_captured_name(tensor))
-            t = type_of(tensor)
-            value = TensorValue(name, t.shape, t.dtype, t.device)
-            found = self.lifted[id(tensor)] = (value, tensor)
-        return found[0]
+        """A real tensor the entry reads from outside itself (a global, a closure, the
+        weights of a module it did not get as its entry): an input of the trace."""
+        name = self.registry.take(_captured_name(tensor))
+        t = type_of(tensor)
+        value = TensorValue(name, t.shape, t.dtype, t.device)
+        self.lifted.append((value, tensor))
+        self.stand_for(tensor, value)
+        return value
+
+    def stand_for(self, tensor: torch.Tensor, value: TensorValue) -> None:
+        """`value` is what the real `tensor` holds from now on, wherever code reaches it
+        (a module's `_flat_weights` list holds its parameters outside `_parameters`)."""
+        self.known[id(tensor)] = value
+        self.real_of[value.name] = tensor
 
     # -- handlers ----------------------------------------------------------------
 
@@ -190,6 +200,11 @@ class _Tracer:
                     proxy.value = new
                     self.proxies[new.name] = proxy
                     self.hints.rebound(user_frame(sys._getframe(1)), new, proxy)
+                real = self.real_of.get(old.name)
+                if real is not None:
+                    # A captured tensor written in place (a global counter): later reads of it
+                    # see the new value, and the compiled trace writes the real one as eager does.
+                    self.stand_for(real, new)
 
     def _record(self, sym: Symbol, args, kwargs):
         try:
@@ -234,13 +249,25 @@ class _Tracer:
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
-        if not _holds_tensor_values((vargs, vkwargs)):
+        if not _holds_tensor_values((vargs, vkwargs)) and not _makes_tensors(func, vargs, vkwargs):
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
+        # A tensor made inside the entry (torch.randperm, torch.tensor([...]), torch.eye) is
+        # an op at its line, run on every call, never a value frozen into an input.
         out = self._record(opaque_symbol(func), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
+
+
+def _makes_tensors(func, vargs, vkwargs) -> bool:
+    """Whether a call reading no tensor makes one: a factory torch has and tracecli does
+    not model. Asked of its meta rule, so nothing runs for real."""
+    try:
+        types = opaque_symbol(func).meta(*vargs, **vkwargs)
+    except Exception:  # not meta-able: a utility the call itself will show
+        return False
+    return any(isinstance(t, TensorType) for t in tree_leaves(types))
 
 
 def _holds_proxy(obj) -> bool:
@@ -336,6 +363,7 @@ def trace_callable(
                 by_id[id(tensor)] = value
                 input_values.append(value)
                 input_objs.append(tensor)
+                tracer.stand_for(tensor, value)
             module_state.append((owner_dict, key, tensor))
             owner_dict[key] = tracer.proxy(value)
 
@@ -355,19 +383,24 @@ def trace_callable(
         for owner_dict, key, tensor in module_state:
             owner_dict[key] = tensor
 
-    for value, tensor in tracer.lifted.values():
+    for value, tensor in tracer.lifted:
         input_values.append(value)
         input_objs.append(tensor)
     n_lifted = len(tracer.lifted)
+    captured = tuple(value.name for value, _ in tracer.lifted)
     bsyms = tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms)
     # The printed function is Python: `<lambda>` becomes `_lambda_`.
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
         name=trace_name,
         inputs=tuple(input_values), bsyms=bsyms, output=output, names=registry.frozen(),
-        info=info or TraceInfo(entry=trace_name, device=device or "cpu"),
+        info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
-    return TracedProgram(trace, input_objs, fn, n_lifted)
+    n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
+    return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted)
+
+
+stop_search_at(trace_callable.__code__)
 
 
 def _with_hints(bsym, hints: dict[str, str]):

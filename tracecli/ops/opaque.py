@@ -115,7 +115,12 @@ def _meta_rule(func: Callable, name: str) -> Callable:
         if "device" in mkwargs:
             mkwargs["device"] = "meta"
         versions = [t._version for t in tensors]
-        out = _run(func, name, margs, mkwargs)
+        if tensors:
+            out = _run(func, name, margs, mkwargs)
+        else:
+            # A factory with no device= makes its tensors on the default device: meta, here.
+            with torch.device("meta"):
+                out = _run(func, name, margs, mkwargs)
         observe(func, tensors, versions, _leaves(out))
         if any(isinstance(t, torch.Tensor) and t._version for t in _leaves(mkwargs.get("out"))):
             # The trace would go on reading the `out=` tensor's old value.

@@ -9,6 +9,10 @@ After:
 A subsymbol has no source line of its own; it inherits its parent's, so the lowered
 trace still says which user line each prim came from, and the parent's name hints
 for the outputs it produces, so `rename` still works after `lower`.
+
+An in-place op on an input (`x.add_(y)`) decomposes into prims that compute its result
+out of place; once lowered, the trace ends by writing each such input's last value back
+into it (`prims.copy_to(x, t3)`), so the caller sees the same input afterwards.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 import math
 
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, written_inputs
+from tracecli.ops import prims
 from tracecli.passes.base import PassResult, register
 
 
@@ -46,4 +51,17 @@ def lower(trace: Trace, depth: float = math.inf) -> PassResult:
     replaced = _lower(trace.bsyms, depth, None, out)
     if not replaced:
         return PassResult(trace, False, {"lowered": 0})
-    return PassResult(trace.replace(bsyms=tuple(out)), True, {"lowered": replaced})
+    lowered = trace.replace(bsyms=tuple(out))
+    return PassResult(lowered.replace(bsyms=(*out, *_write_backs(trace, lowered))), True, {"lowered": replaced})
+
+
+def _write_backs(before: Trace, after: Trace) -> list[BoundSymbol]:
+    """`prims.copy_to` for each input an in-place op wrote and lowering made functional."""
+    still_inplace = set(written_inputs(after).values())
+    inputs = {v.name: v for v in before.inputs}
+    values = {v.name: v for b in after.bsyms for v in b.output_values()}
+    return [
+        BoundSymbol(prims.copy_to, (inputs[name], values[final]), (), None, source=None)
+        for name, final in written_inputs(before).items()
+        if final not in still_inplace and final in values
+    ]

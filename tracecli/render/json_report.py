@@ -29,19 +29,21 @@ def _finite(x: float | None):
     return None if x is None or math.isnan(x) else x
 
 
+def _check(o) -> dict:
+    return {
+        "name": o.name, "shape": list(o.shape) if o.shape is not None else None, "dtype": o.dtype,
+        "match": o.match, "max_abs_error": _finite(o.max_abs_error), "max_rel_error": _finite(o.max_rel_error),
+        "problem": o.problem or None,
+    }
+
+
 def _report(report: RunReport) -> dict:
     return {
         "match": report.match,
         "eager_ms": report.eager_ms,
         "compiled_ms": report.compiled_ms,
-        "outputs": [
-            {
-                "name": o.name, "shape": list(o.shape) if o.shape is not None else None, "dtype": o.dtype,
-                "match": o.match, "max_abs_error": _finite(o.max_abs_error), "max_rel_error": _finite(o.max_rel_error),
-                "problem": o.problem or None,
-            }
-            for o in report.outputs
-        ],
+        "outputs": [_check(o) for o in report.outputs],
+        "written": [_check(w) for w in report.written],
     }
 
 

@@ -32,21 +32,34 @@ def print_report(console: Console, report: RunReport, executor: str = "torch") -
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for column in ("output", "shape", "dtype", "match", "max abs err", "max rel err"):
         table.add_column(column, justify="right" if column.startswith("max") else "left")
-    for out in report.outputs:
+    rows = [(out, out.name) for out in report.outputs] + [(w, f"{w.name} (written)") for w in report.written]
+    for out, label in rows:
         mark = Text("yes", style="green") if out.match else Text("NO", style="bold red")
         shape = str(list(out.shape)) if out.shape is not None else "-"
-        table.add_row(out.name, shape, out.dtype or "-", mark, _fmt_error(out.max_abs_error), _fmt_error(out.max_rel_error))
+        table.add_row(label, shape, out.dtype or "-", mark, _fmt_error(out.max_abs_error), _fmt_error(out.max_rel_error))
     print_table(console, table)
-    for out in report.outputs:
+    for out, label in rows:
         if out.problem and not out.match:
-            console.print(f"{out.name}: {out.problem}", markup=False)
-    n = len(report.outputs)
+            console.print(f"{label}: {out.problem}", markup=False)
+    console.print(Text(f"{_timing(report, executor)} · ").append(_verdict(report), style="" if report.match else "bold red"))
+
+
+def _verdict(report: RunReport) -> str:
+    n, w = len(report.outputs), len(report.written)
+    what = "the output" if n == 1 else f"{n} outputs"
+    if w:
+        what += f" and {w} input{'s' if w > 1 else ''} written in place"
     if report.match:
-        verdict = "the output matches eager" if n == 1 else f"all {n} outputs match eager"
-    else:
-        verdict = f"{sum(not o.match for o in report.outputs)} of {n} outputs differ from eager"
+        if n == 1 and not w:
+            return "the output matches eager"
+        return f"{'all ' if n + w > 2 or not w else ''}{what} match eager"
+    differ = sum(not o.match for o in (*report.outputs, *report.written))
+    if not w:
+        return f"{differ} of {n} outputs differ from eager"
+    return f"{differ} of {n + w} ({n} output{'s' if n != 1 else ''}, {w} written input{'s' if w != 1 else ''}) differ from eager"
+
+
+def _timing(report: RunReport, executor: str) -> str:
     if report.eager_ms is None:
-        timing = f"compiled ({executor} executor), not timed"
-    else:
-        timing = f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms"
-    console.print(Text(f"{timing} · ").append(verdict, style="" if report.match else "bold red"))
+        return f"compiled ({executor} executor), not timed"
+    return f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms"
