@@ -1,0 +1,114 @@
+"""core.pytree: one notion of a container, kept through every walk."""
+
+import dataclasses
+from collections import OrderedDict, defaultdict, namedtuple
+
+import pytest
+import torch
+
+from tracecli.core import dtypes
+from tracecli.core.pytree import (
+    map_values,
+    register_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+    values_in,
+)
+from tracecli.core.values import NumberValue, TensorValue
+
+Point = namedtuple("Point", "x y")
+A = TensorValue("a", (2,), dtypes.float32, "cpu")
+B = TensorValue("b", (2,), dtypes.float32, "cpu")
+N = NumberValue("n", 3)
+
+
+def _inc(leaf):
+    return leaf + 1 if isinstance(leaf, int) else leaf
+
+
+def test_tree_map_keeps_container_types():
+    tree = (1, [2, {"k": 3}], Point(4, 5), OrderedDict(o=6), slice(7, 8, None))
+    out = tree_map(_inc, tree)
+    assert out == (2, [3, {"k": 4}], Point(5, 6), OrderedDict(o=7), slice(8, 9, None))
+    assert type(out) is tuple and type(out[1]) is list and type(out[1][1]) is dict
+    assert type(out[2]) is Point and type(out[3]) is OrderedDict
+
+
+def test_tree_map_keeps_torch_structseqs():
+    result = torch.max(torch.tensor([[1.0, 5.0], [3.0, 2.0]]), 0)
+    out = tree_map(lambda t: t * 2, result)
+    assert type(out) is torch.return_types.max
+    assert torch.equal(out.values, torch.tensor([6.0, 10.0])) and torch.equal(out.indices, torch.tensor([2, 0]))
+
+
+def test_dicts_keep_their_key_order_and_default_factory():
+    out = tree_map(_inc, {"b": 1, "a": 2})
+    assert list(out.items()) == [("b", 2), ("a", 3)]
+    counts = defaultdict(int, {"x": 1})
+    out = tree_map(_inc, counts)
+    assert type(out) is defaultdict and out.default_factory is int and out == {"x": 2}
+
+
+def test_is_leaf_stops_the_descent():
+    tree = ([1, 2], (3, [4]))
+    assert tree_map(lambda leaf: ("leaf", leaf), tree, is_leaf=lambda c: isinstance(c, list)) == (
+        ("leaf", [1, 2]), (("leaf", 3), ("leaf", [4])),
+    )
+    assert tree_leaves(tree, is_leaf=lambda c: isinstance(c, list)) == [[1, 2], 3, [4]]
+
+
+def test_leaves_are_depth_first_in_container_order():
+    tree = {"z": (1, [2, 3]), "a": Point(4, {"q": 5}), "m": slice(6, None, 7)}
+    assert tree_leaves(tree) == [1, 2, 3, 4, 5, 6, None, 7]
+
+
+def test_nested_empty_containers_survive():
+    tree = ((), [], {}, [[], ()], Point((), []))
+    assert tree_leaves(tree) == []
+    out = tree_map(_inc, tree)
+    assert out == tree and type(out[4]) is Point
+    leaves, spec = tree_flatten(tree)
+    assert tree_unflatten(leaves, spec) == tree
+
+
+def test_flatten_and_unflatten_round_trip():
+    tree = (A, [1, Point(B, None)], {"k": torch.return_types.max((A, B))})
+    leaves, spec = tree_flatten(tree)
+    assert leaves == [A, 1, B, None, A, B]
+    again = tree_unflatten(leaves, spec)
+    assert again == tree and type(again[1][1]) is Point and type(again[2]["k"]) is torch.return_types.max
+    assert spec == tree_flatten(tree)[1] and hash(spec) == hash(tree_flatten(tree)[1])
+    assert spec.kinds() == {tuple, list, Point, dict, torch.return_types.max}
+    with pytest.raises(ValueError):
+        tree_unflatten([*leaves, 0], spec)
+
+
+def test_value_fast_paths_agree_with_the_generic_walkers():
+    tree = (A, [N, 2, Point(B, "s")], {"k": (A,)}, slice(N, None), torch.return_types.max((A, B)))
+    values = [leaf for leaf in tree_leaves(tree) if isinstance(leaf, (TensorValue, NumberValue))]
+    assert values_in(tree) == values == [A, N, B, A, N, A, B]
+
+    def rename(v):
+        return dataclasses.replace(v, name=v.name + "_1")
+
+    def rename_values(leaf):
+        return rename(leaf) if isinstance(leaf, (TensorValue, NumberValue)) else leaf
+
+    mapped = map_values(rename, tree)
+    assert mapped == tree_map(rename_values, tree)
+    assert [type(c) for c in mapped] == [type(c) for c in tree]
+
+
+def test_register_node_adds_a_container_once():
+    class Box:
+        def __init__(self, items):
+            self.items = items
+
+    register_node(Box, lambda box: (box.items, None), lambda children, _: Box(children))
+    out = tree_map(_inc, [Box([1, (2,)])])
+    assert type(out[0]) is Box and out[0].items == [2, (3,)]
+    assert tree_leaves(Box([1, Box([2])])) == [1, 2]
+    with pytest.raises(ValueError, match="already"):
+        register_node(Box, lambda box: (box.items, None), lambda children, _: Box(children))
