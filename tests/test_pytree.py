@@ -7,16 +7,21 @@ import pytest
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.printing import format_trace
 from tracecli.core.pytree import (
     map_values,
     register_node,
     tree_flatten,
     tree_leaves,
+    tree_leaves_with_path,
     tree_map,
     tree_unflatten,
     values_in,
 )
 from tracecli.core.values import NumberValue, TensorValue
+from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.tracer import trace_callable
+from tracecli.passes.pipeline import parse_passes, run_pipeline
 
 Point = namedtuple("Point", "x y")
 A = TensorValue("a", (2,), dtypes.float32, "cpu")
@@ -53,15 +58,17 @@ def test_dicts_keep_their_key_order_and_default_factory():
 
 def test_is_leaf_stops_the_descent():
     tree = ([1, 2], (3, [4]))
-    assert tree_map(lambda leaf: ("leaf", leaf), tree, is_leaf=lambda c: isinstance(c, list)) == (
-        ("leaf", [1, 2]), (("leaf", 3), ("leaf", [4])),
-    )
+    out = tree_map(lambda leaf: ("leaf", leaf), tree, is_leaf=lambda c: isinstance(c, list))
+    assert out == (("leaf", [1, 2]), (("leaf", 3), ("leaf", [4])))
     assert tree_leaves(tree, is_leaf=lambda c: isinstance(c, list)) == [[1, 2], 3, [4]]
 
 
 def test_leaves_are_depth_first_in_container_order():
     tree = {"z": (1, [2, 3]), "a": Point(4, {"q": 5}), "m": slice(6, None, 7)}
     assert tree_leaves(tree) == [1, 2, 3, 4, 5, 6, None, 7]
+    paths = tree_leaves_with_path(tree)
+    assert [leaf for _, leaf in paths] == tree_leaves(tree)
+    assert [path for path, _ in paths][:5] == [(0, 0), (0, 1, 0), (0, 1, 1), (1, 0), (1, 1, 0)]
 
 
 def test_nested_empty_containers_survive():
@@ -101,6 +108,17 @@ def test_value_fast_paths_agree_with_the_generic_walkers():
     assert [type(c) for c in mapped] == [type(c) for c in tree]
 
 
+def test_other_dict_and_list_subclasses_are_walked_as_plain_ones():
+    class Tags(list):
+        pass
+
+    class Config(dict):
+        pass
+
+    out = tree_map(_inc, (Tags([1]), Config(k=2)))
+    assert out == ([2], {"k": 3}) and type(out[0]) is list and type(out[1]) is dict
+
+
 def test_register_node_adds_a_container_once():
     class Box:
         def __init__(self, items):
@@ -112,3 +130,36 @@ def test_register_node_adds_a_container_once():
     assert tree_leaves(Box([1, Box([2])])) == [1, 2]
     with pytest.raises(ValueError, match="already"):
         register_node(Box, lambda box: (box.items, None), lambda children, _: Box(children))
+
+
+# -- the walkers' users agree: named tuples keep their type, dicts and slices are walked ---
+
+
+def test_a_named_tuple_argument_keeps_its_type_while_tracing():
+    def fn(p, x):
+        return p.x * x + p.y
+
+    args = (Point(torch.ones(3), torch.zeros(3)), torch.arange(3.0))
+    program = trace_callable(fn, args)
+    assert [v.name for v in program.trace.inputs] == ["p_0", "p_1", "x"]
+    assert torch.equal(compile_trace(program.trace)(*program.inputs_for(args, {})), fn(*args))
+
+
+def test_named_tuple_and_structseq_outputs_keep_their_types_through_passes_and_compiled_traces():
+    def fn(x):
+        return Point(x + 1, x.max(0)), {"k": x.sort()}
+
+    x = torch.tensor([[3.0, 1.0], [2.0, 4.0]])
+    program = trace_callable(fn, (x,))
+    final = run_pipeline(program.trace, parse_passes(["dce,cse,rename,renumber"]))[-1].trace
+    output = final.output
+    assert type(output[0]) is Point and type(output[0].y) is torch.return_types.max
+    assert type(output[1]["k"]) is torch.return_types.sort
+    # The text stays plain Python: the printed return statement builds plain tuples.
+    assert 'return ((t0, (t1, t2)), {"k": (t3, t4)})' in format_trace(final)
+
+    out = compile_trace(final)(*program.inputs)
+    eager = fn(x)
+    assert type(out[0]) is Point and type(out[0].y) is torch.return_types.max
+    assert type(out[1]["k"]) is torch.return_types.sort
+    assert torch.equal(out[0].y.indices, eager[0].y.indices) and torch.equal(out[1]["k"].values, eager[1]["k"].values)

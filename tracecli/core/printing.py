@@ -27,6 +27,9 @@ def type_comment(value: TensorValue | NumberValue) -> str:
 
 def format_constant(obj: object) -> str:
     """A Python expression that evaluates to `obj` in the generated code's globals."""
+    # Each container has its own syntax here (a 1-tuple's comma, a dict's keys), so this
+    # walks them itself rather than through core.pytree. Named tuples and torch's
+    # structseqs print as plain tuples; compiled traces rebuild their types (codegen).
     if isinstance(obj, (TensorValue, NumberValue)):
         return obj.name
     if isinstance(obj, DType):
