@@ -1,6 +1,7 @@
 """core.pytree: one notion of a container, kept through every walk."""
 
 import dataclasses
+import textwrap
 from collections import OrderedDict, defaultdict, namedtuple
 
 import pytest
@@ -12,6 +13,7 @@ from tracecli.core.pytree import (
     map_values,
     register_node,
     tree_flatten,
+    tree_key,
     tree_leaves,
     tree_leaves_with_path,
     tree_map,
@@ -20,6 +22,7 @@ from tracecli.core.pytree import (
 )
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors.codegen import compile_trace
+from tracecli.executors.runner import trace_script
 from tracecli.frontend.tracer import trace_callable
 from tracecli.passes.pipeline import parse_passes, run_pipeline
 
@@ -107,6 +110,15 @@ def test_value_fast_paths_agree_with_the_generic_walkers():
     assert mapped == tree_map(rename_values, tree)
     assert [type(c) for c in mapped] == [type(c) for c in tree]
 
+    def key(tree):
+        return tree_key(tree, lambda leaf: (type(leaf), leaf))
+
+    # Equal keys: the same containers (types, dict keys in order) holding equal leaves.
+    assert key(tree) == key(tree_map(lambda leaf: leaf, tree)) and hash(key(tree))
+    pair = (A, {"x": 1, "y": 2})
+    for other in ([A, {"x": 1, "y": 2}], Point(A, {"x": 1, "y": 2}), (A, {"y": 2, "x": 1}), (A, {"x": 1, "y": 2.0})):
+        assert key(other) != key(pair)
+
 
 def test_other_dict_and_list_subclasses_are_walked_as_plain_ones():
     class Tags(list):
@@ -163,3 +175,43 @@ def test_named_tuple_and_structseq_outputs_keep_their_types_through_passes_and_c
     assert type(out[0]) is Point and type(out[0].y) is torch.return_types.max
     assert type(out[1]["k"]) is torch.return_types.sort
     assert torch.equal(out[0].y.indices, eager[0].y.indices) and torch.equal(out[1]["k"].values, eager[1]["k"].values)
+
+
+def _script(tmp_path, source: str) -> str:
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
+def test_main_block_traces_again_for_a_dict_in_another_key_order(tmp_path):
+    # The trace follows the dict's order: sharing one trace between orders gives wrong results.
+    script = _script(tmp_path, """
+        import torch
+
+        def fn(x, steps):
+            for op, v in steps.items():
+                x = x * v if op == "scale" else x + v
+            return x
+
+        if __name__ == "__main__":
+            x = torch.ones(2)
+            assert fn(x, {"scale": 2.0, "shift": 1.0}).tolist() == [3.0, 3.0]
+            assert fn(x, {"shift": 1.0, "scale": 2.0}).tolist() == [4.0, 4.0]
+    """)
+    job = trace_script(script)
+    assert len(job.calls) == 2 and job.match
+
+
+def test_main_block_shares_one_trace_between_equal_slices(tmp_path):
+    script = _script(tmp_path, """
+        import torch
+
+        def fn(x, s):
+            return x[s]
+
+        if __name__ == "__main__":
+            for stop in (2, 2, 3):
+                fn(torch.arange(4.0), slice(0, stop))
+    """)
+    job = trace_script(script)
+    assert len(job.calls) == 2 and job.match

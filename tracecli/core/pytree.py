@@ -44,7 +44,7 @@ _NODES = _NodeTable()
 def register_node(kind: type, flatten: Callable, unflatten: Callable) -> None:
     """Make `kind` a container: `flatten(obj) -> (children, context)` and
     `unflatten(children, context) -> obj`. The context must be hashable: it is part of
-    a TreeSpec, which compares and hashes by structure."""
+    specs and keys (`tree_key`: CSE, the main block's cache of compiled traces)."""
     if kind in _REGISTERED:
         raise ValueError(f"{kind.__qualname__} is already a container node")
     _REGISTERED[kind] = Node(flatten, unflatten)
@@ -188,7 +188,7 @@ def rebuild_tuple(like: tuple, items: Iterable) -> tuple:
 
 
 # -- fast paths ---------------------------------------------------------------------------
-# Passes read and rewrite the arguments and outputs of every bound symbol, and the
+# Passes read, rewrite and key the arguments and outputs of every bound symbol, and the
 # tracer reads those of every call. Built on the generic walkers (a call per leaf, a spec
 # per container) each of these took 1.5-2 times as long per call, so they walk the same
 # nodes directly, plain tuples and lists first. test_pytree checks that they agree.
@@ -239,3 +239,14 @@ def map_values(fn: Callable, obj: object) -> object:
     children, context = node.flatten(obj)
     return node.unflatten([map_values(fn, child) for child in children], context)
 
+
+def tree_key(tree: object, leaf_key: Callable[[Any], Any]) -> object:
+    """A hashable key: equal keys, same containers (types, dict keys) and equal leaf keys."""
+    kind = type(tree)
+    if kind is tuple or kind is list:
+        return (kind, *[tree_key(child, leaf_key) for child in tree])
+    node = _NODES[kind]
+    if node is None:
+        return leaf_key(tree)
+    children, context = node.flatten(tree)
+    return (kind, context, *[tree_key(child, leaf_key) for child in children])
