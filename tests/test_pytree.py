@@ -183,6 +183,23 @@ def _script(tmp_path, source: str) -> str:
     return str(path)
 
 
+def test_run_clones_named_tuple_arguments_for_eager_and_the_trace(tmp_path):
+    script = _script(tmp_path, """
+        import collections
+        import torch
+
+        Pair = collections.namedtuple("Pair", "a b")
+
+        def fn(p):
+            return p.a - p.b
+
+        def sample_inputs(device):
+            return (Pair(torch.ones(3), torch.arange(3.0)),)
+    """)
+    job = trace_script(script)
+    assert job.match and [v.name for v in job.calls[0].final.inputs] == ["p_0", "p_1"]
+
+
 def test_main_block_traces_again_for_a_dict_in_another_key_order(tmp_path):
     # The trace follows the dict's order: sharing one trace between orders gives wrong results.
     script = _script(tmp_path, """

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tracecli.core.pytree import tree_leaves
+from tracecli.core.pytree import tree_leaves, tree_map
 from tracecli.core.trace import Trace
 
 # (rtol, atol) per dtype, as torch.testing.assert_close uses by default.
@@ -88,13 +88,7 @@ def _compare_one(name: str, e, a) -> OutputCheck:
 
 
 def _clone(obj):
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_clone(o) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _clone(v) for k, v in obj.items()}
-    return obj
+    return tree_map(lambda leaf: leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf, obj)
 
 
 def _sync(device: str) -> None:
