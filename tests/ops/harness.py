@@ -17,7 +17,7 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
 from tracecli.core.errors import TracingError
-from tracecli.core.pytree import map_values, tree_leaves
+from tracecli.core.pytree import tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.core.verify import verify
@@ -178,27 +178,21 @@ def unary_cases(case: Callable[..., None], table: dict) -> None:
 EXTREMES = (-40.0, -10.0, -1e-4, 0.0, 1e-4, 10.0, 40.0, 88.0)
 
 
-def _torch_constant(obj):
-    """A constant argument as the executors see it: IR dtypes become torch dtypes."""
-    if isinstance(obj, DType):
-        return TO_TORCH[obj]
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_torch_constant(o) for o in obj)
-    return obj
-
-
 def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
     """Run the trace one bound symbol at a time: each recorded output type must be what
     the symbol's implementation returns (a wrong meta rule can hide behind later ops)."""
     env = {v.name: obj for v, obj in zip(trace.inputs, _fresh(inputs), strict=True)}
 
-    def load(value):
-        return env[value.name]
+    def executed(leaf):
+        """A leaf of an argument as the executors pass it: values loaded, IR dtypes as torch's."""
+        if isinstance(leaf, (TensorValue, NumberValue)):
+            return env[leaf.name]
+        return TO_TORCH[leaf] if isinstance(leaf, DType) else leaf
 
     torch.manual_seed(SEED)
     for bsym in trace.bsyms:
-        args = _torch_constant(map_values(load, bsym.args))
-        kwargs = {k: _torch_constant(map_values(load, v)) for k, v in bsym.kwargs}
+        args = tree_map(executed, bsym.args)
+        kwargs = {k: tree_map(executed, v) for k, v in bsym.kwargs}
         out = bsym.symbol.impl(*args, **kwargs)
         for value, obj in zip(tree_leaves(bsym.output), tree_leaves(out), strict=True):
             if isinstance(value, TensorValue):

@@ -32,6 +32,9 @@ def format_constant(obj: object, bindings: Bindings | None = None) -> str:
     """A Python expression that evaluates to `obj` in the generated code's globals.
     Without `bindings` (a lone line in an error message), an object that needs a bound
     name is shown by its readable hint."""
+    # Each container has its own syntax here (a 1-tuple's comma, a dict's keys), so this
+    # walks them itself rather than through core.pytree. Named tuples and torch's
+    # structseqs print as plain tuples; compiled traces rebuild their types (codegen).
     if isinstance(obj, (TensorValue, NumberValue)):
         return obj.name
     if isinstance(obj, DType):

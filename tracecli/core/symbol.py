@@ -6,7 +6,7 @@ import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tracecli.core.pytree import iter_values, values_in
+from tracecli.core.pytree import values_in
 from tracecli.core.values import Value
 
 
@@ -97,12 +97,12 @@ class BoundSymbol:
 
     def iter_args(self) -> Iterator[Value]:
         """The values this call reads (not constants)."""
-        yield from iter_values(self.args)
+        yield from values_in(self.args)
         for _, v in self.kwargs:
-            yield from iter_values(v)
+            yield from values_in(v)
 
     def iter_outputs(self) -> Iterator[Value]:
-        yield from iter_values(self.output)
+        yield from values_in(self.output)
 
     def arg_values(self) -> list[Value]:
         """The values this call reads, as a list (faster than iter_args in hot loops)."""

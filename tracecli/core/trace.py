@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from tracecli.core.pytree import iter_values
+from tracecli.core.pytree import values_in
 from tracecli.core.symbol import BoundSymbol, Tag
 from tracecli.core.values import TensorValue, Value
 
@@ -31,7 +31,7 @@ class Trace:
     info: TraceInfo = TraceInfo()
 
     def iter_outputs(self) -> Iterator[Value]:
-        yield from iter_values(self.output)
+        yield from values_in(self.output)
 
     def replace(self, **changes) -> Trace:
         return replace(self, **changes)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import tree_leaves
+from tracecli.core.pytree import tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import TensorValue
 from tracecli.frontend.tracer import TracedProgram
@@ -167,13 +167,7 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
 
 
 def _clone(obj):
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_clone(o) for o in obj)
-    if isinstance(obj, dict):
-        return {k: _clone(v) for k, v in obj.items()}
-    return obj
+    return tree_map(lambda leaf: leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf, obj)
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.errors import UserError
+from tracecli.core.pytree import tree_key
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import compile_trace
@@ -217,13 +218,16 @@ def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: in
         raise exception_at_user_line(exc, script.module.__file__, prefix="sample_inputs failed: ") from exc
 
 
-def _signature(obj) -> tuple:
+def _signature(args: tuple, kwargs: dict) -> tuple:
+    """What a compiled trace is specialised on: the containers (dict keys in their order,
+    which a loop over the dict follows), tensor shapes, dtypes and devices, and constants."""
+    # Keyword arguments bind by name: their order is no part of the call.
+    return tree_key((args, dict(sorted(kwargs.items()))), _leaf_signature)
+
+
+def _leaf_signature(obj) -> tuple:
     if isinstance(obj, torch.Tensor):
         return ("tensor", tuple(obj.shape), obj.dtype, str(obj.device))
-    if isinstance(obj, (tuple, list)):
-        return (type(obj).__name__, *(_signature(o) for o in obj))
-    if isinstance(obj, dict):
-        return ("dict", *((k, _signature(v)) for k, v in sorted(obj.items())))
     return (type(obj).__name__, obj if isinstance(obj, (int, float, bool, str, type(None))) else id(obj))
 
 
@@ -251,7 +255,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
     def on_call(target, run_eagerly: Callable, args, kwargs):
         number = next(call_numbers)
         # One trace per callable (each instance of a module class has its own weights) and signature.
-        key = (id(target), _signature((args, kwargs)), autocast_state())
+        key = (id(target), _signature(args, kwargs), autocast_state())
         found = compiled_by_signature.get(key)
         if found is None:
             busy.append(True)

@@ -11,39 +11,28 @@ import torch
 
 from tracecli.core.errors import UserError
 from tracecli.core.names import NameRegistry
+from tracecli.core.pytree import tree_leaves, tree_leaves_with_path, tree_map
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.ops.torch_bridge import type_of
 
 
-def input_values(registry: NameRegistry, name: str, obj, device: str | None):
-    """IR values for one argument of the entry; tensors nested in tuples/lists get
-    names `<param>_0`, `<param>_1`, ..."""
+def _one_input(container) -> bool:
+    """Whether a container is one constant input: only tuples and lists that hold a tensor
+    themselves are walked into, and give their items inputs of their own."""
+    return not (isinstance(container, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in container))
+
+
+def input_objects(arg) -> list:
+    """The objects an argument of the entry makes inputs of, in input order."""
+    return tree_leaves(arg, is_leaf=_one_input)
+
+
+def _input_value(registry: NameRegistry, name: str, obj, device: str | None):
     if isinstance(obj, torch.Tensor):
         t = type_of(obj)
         return TensorValue(registry.take(name), t.shape, t.dtype, device or t.device)
-    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
-        items = [input_values(registry, f"{name}_{i}", o, device) for i, o in enumerate(obj)]
-        return tuple(items) if isinstance(obj, tuple) else items
     return NumberValue(registry.take(name), obj)
-
-
-def flat_objects(obj, out: list) -> None:
-    """The objects `input_values` makes inputs of, in the same order."""
-    if isinstance(obj, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in obj):
-        for item in obj:
-            flat_objects(item, out)
-    else:
-        out.append(obj)
-
-
-def flat_inputs(values, objs, out_values: list, out_objs: list) -> None:
-    if isinstance(values, (tuple, list)):
-        for v, o in zip(values, objs, strict=True):
-            flat_inputs(v, o, out_values, out_objs)
-    else:
-        out_values.append(values)
-        out_objs.append(objs)
 
 
 def bind_entry(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArguments:
@@ -64,11 +53,14 @@ def bind_entry(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArgument
 
 
 def argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
-    """(values, objects) for the entry's arguments, flattened in signature order."""
+    """(values, objects) for the entry's arguments, flattened in signature order; an
+    item of a tuple or list argument is named after its position: `<param>_0`, `<param>_1_0`."""
     values: list = []
     objs: list = []
-    for param, obj in bind_entry(fn, args, kwargs).arguments.items():
-        flat_inputs(input_values(registry, param, obj, device), obj, values, objs)
+    for param, arg in bind_entry(fn, args, kwargs).arguments.items():
+        for path, obj in tree_leaves_with_path(arg, is_leaf=_one_input):
+            values.append(_input_value(registry, "_".join([param, *map(str, path)]), obj, device))
+            objs.append(obj)
     return values, objs
 
 
@@ -79,13 +71,9 @@ def unique_module_tensors(module: torch.nn.Module) -> list:
     return list(seen.values())
 
 
-def swap_tensors(obj, proxy_for: dict[int, TensorProxy]):
-    if isinstance(obj, torch.Tensor):
-        return proxy_for.get(id(obj), obj)
-    if isinstance(obj, (tuple, list)):
-        items = [swap_tensors(o, proxy_for) for o in obj]
-        return tuple(items) if isinstance(obj, tuple) else items
-    return obj
+def swap_tensors(arg, proxy_for: dict[int, TensorProxy]):
+    """The argument with each of its input tensors replaced by its proxy."""
+    return tree_map(lambda obj: proxy_for.get(id(obj), obj), arg, is_leaf=_one_input)
 
 
 def module_tensors(module: torch.nn.Module):

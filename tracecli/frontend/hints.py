@@ -17,7 +17,7 @@ import opcode
 from collections.abc import Callable
 from types import CodeType, FrameType
 
-from tracecli.core.pytree import iter_values
+from tracecli.core.pytree import values_in
 from tracecli.core.values import TensorValue
 from tracecli.frontend.source import user_frame
 
@@ -120,7 +120,7 @@ class HintTracker:
             self._confirm(frame)
             return
         store_frame, names = found
-        values = [v for v in iter_values(output) if isinstance(v, TensorValue)]
+        values = [v for v in values_in(output) if isinstance(v, TensorValue)]
         if len(names) != len(values):
             return  # e.g. a tuple kept whole in one variable: no part is named by it
         self._confirm(store_frame)

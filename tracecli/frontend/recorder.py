@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 
 from tracecli.core.names import NameRegistry
-from tracecli.core.pytree import rebuild_tuple
+from tracecli.core.pytree import tree_map
 from tracecli.core.symbol import BoundSymbol, Symbol
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.hints import HintTracker
@@ -115,7 +115,7 @@ class Recorder:
                 # (a composite decomposes before autocast), and so does the trace.
                 return self._inline(subsymbols, out)
         else:
-            out = self._new_outputs(sym.meta(*args, **kwargs))
+            out = tree_map(self._new_output, sym.meta(*args, **kwargs))
             subsymbols = []
         source, scope = None, ""
         if len(self.scopes) == 1:
@@ -157,11 +157,7 @@ class Recorder:
         self.scopes[-1].extend(subsymbols)
         return out
 
-    def _new_outputs(self, types):
-        if isinstance(types, TensorType):
-            return TensorValue(self.registry.fresh("t"), types.shape, types.dtype, types.device)
-        if isinstance(types, tuple):
-            return rebuild_tuple(types, [self._new_outputs(t) for t in types])
-        if isinstance(types, list):
-            return [self._new_outputs(t) for t in types]
-        return types  # a constant: nothing to name
+    def _new_output(self, t):
+        if isinstance(t, TensorType):
+            return TensorValue(self.registry.fresh("t"), t.shape, t.dtype, t.device)
+        return t  # a constant: nothing to name

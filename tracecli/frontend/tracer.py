@@ -19,14 +19,14 @@ from torch.overrides import TorchFunctionMode
 from tracecli.core.errors import TracingError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
-from tracecli.core.pytree import rebuild_tuple, tree_leaves, values_in
+from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.arguments import (
     argument_inputs,
     bind_entry,
-    flat_objects,
+    input_objects,
     module_tensors,
     swap_tensors,
     unique_module_tensors,
@@ -58,9 +58,7 @@ class TracedProgram:
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
         bound = bind_entry(self.fn, args, kwargs)
-        objs: list = []
-        for obj in bound.arguments.values():
-            flat_objects(obj, objs)
+        objs = [obj for arg in bound.arguments.values() for obj in input_objects(arg)]
         if isinstance(self.fn, torch.nn.Module):
             objs.extend(unique_module_tensors(self.fn))
         return objs + (self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else [])
@@ -116,32 +114,28 @@ class _Tracer:
         return proxy
 
     def to_values(self, obj):
-        """Replace proxies by their values, torch dtypes/devices by the IR's, and lift
-        real tensors captured from outside the function into trace inputs."""
+        """Replace proxies by their values, torch dtypes/devices/sizes by the IR's, and
+        lift real tensors captured from outside the function into trace inputs."""
+        return tree_map(self._leaf_value, obj, is_leaf=_to_values_leaf)
+
+    def _leaf_value(self, obj):
         if isinstance(obj, TensorProxy):
             return obj.value
         if isinstance(obj, torch.Tensor):
             return self.known.get(id(obj)) or self.lift(obj)
-        if isinstance(obj, (tuple, list)):
-            items = [self.to_values(o) for o in obj]
-            return tuple(items) if isinstance(obj, tuple) else items
-        if isinstance(obj, dict):
-            return {k: self.to_values(v) for k, v in obj.items()}
         if isinstance(obj, torch.dtype):
             return FROM_TORCH[obj]
         if isinstance(obj, torch.device):
             return to_device(obj)
+        if isinstance(obj, torch.Size):
+            return tuple(obj)
         return obj
 
     def to_proxies(self, obj):
-        if isinstance(obj, TensorValue):
-            return self.proxy(obj)
-        if isinstance(obj, (tuple, list)):
-            items = [self.to_proxies(o) for o in obj]
-            return rebuild_tuple(obj, items) if isinstance(obj, tuple) else items
-        if isinstance(obj, dict):
-            return {k: self.to_proxies(v) for k, v in obj.items()}
-        return obj
+        return tree_map(self._leaf_proxy, obj)
+
+    def _leaf_proxy(self, obj):
+        return self.proxy(obj) if isinstance(obj, TensorValue) else obj
 
     def lift(self, tensor: torch.Tensor) -> TensorValue:
         """A real tensor the entry reads from outside itself (a global, a closure, the
@@ -175,16 +169,16 @@ class _Tracer:
         # Called by user code directly (a saved trace traced again): it holds proxies.
         if len(self.recorder.scopes) == 1 and not self.in_torch_call:
             vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
-            self._check_reads(vargs, vkwargs)
+            self._check_reads(values_in((vargs, vkwargs)))
             start = len(self.recorder.bsyms)
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)
             return self.to_proxies(out)
         return self._record(sym, args, kwargs)
 
-    def _check_reads(self, vargs, vkwargs) -> None:
+    def _check_reads(self, values: list) -> None:
         try:
-            self.mutations.check_reads(values_in((vargs, vkwargs)))
+            self.mutations.check_reads(values)
         except StaleRead as exc:
             raise _error_at_user_line(str(exc)) from exc
 
@@ -228,8 +222,10 @@ class _Tracer:
         if kind == "unsupported-inplace":
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
-        vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
-        self._check_reads(vargs, vkwargs)
+        # Most calls have no keyword arguments: skip walking an empty dict.
+        vargs, vkwargs = self.to_values(args), self.to_values(kwargs) if kwargs else kwargs
+        read = values_in((vargs, vkwargs))
+        self._check_reads(read)
         start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
             # `out=` writes into a given tensor: left to torch. Without one, the call is
@@ -249,7 +245,7 @@ class _Tracer:
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
-        if not _holds_tensor_values((vargs, vkwargs)) and not _makes_tensors(func, vargs, vkwargs):
+        if not any(isinstance(v, TensorValue) for v in read) and not _makes_tensors(func, vargs, vkwargs):
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
@@ -271,23 +267,13 @@ def _makes_tensors(func, vargs, vkwargs) -> bool:
 
 
 def _holds_proxy(obj) -> bool:
-    if isinstance(obj, TensorProxy):
-        return True
-    if isinstance(obj, (tuple, list)):
-        return any(_holds_proxy(o) for o in obj)
-    if isinstance(obj, dict):
-        return any(_holds_proxy(o) for o in obj.values())
-    return False
+    return any(isinstance(leaf, TensorProxy) for leaf in tree_leaves(obj))
 
 
-def _holds_tensor_values(obj) -> bool:
-    if isinstance(obj, TensorValue):
-        return True
-    if isinstance(obj, (tuple, list)):
-        return any(_holds_tensor_values(o) for o in obj)
-    if isinstance(obj, dict):
-        return any(_holds_tensor_values(o) for o in obj.values())
-    return False
+def _to_values_leaf(container) -> bool:
+    # A torch.Size becomes a plain tuple, as every shape in the IR. A slice is handed on
+    # as written: indexing refuses a tensor bound itself, naming the problem.
+    return isinstance(container, (torch.Size, slice))
 
 
 def _captured_name(tensor: torch.Tensor) -> str:

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
+from tracecli.core.pytree import tree_key
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import NumberValue, TensorValue
 
 
-def _key(obj) -> object:
+def _leaf_key(obj) -> object:
     if isinstance(obj, (TensorValue, NumberValue)):
         return ("value", obj.name)
-    if isinstance(obj, (tuple, list)):
-        return (type(obj).__name__, *(_key(o) for o in obj))
-    if isinstance(obj, dict):
-        return ("dict", *((k, _key(v)) for k, v in obj.items()))
-    if isinstance(obj, slice):
-        return ("slice", _key(obj.start), _key(obj.stop), _key(obj.step))
     # The type is part of the key: 1, 1.0 and True are different arguments.
     try:
         hash(obj)
@@ -24,5 +19,6 @@ def _key(obj) -> object:
 
 
 def call_key(bsym: BoundSymbol) -> tuple:
-    """Symbol, arguments and keyword arguments, with values identified by name."""
-    return (bsym.symbol, _key(bsym.args), tuple((k, _key(v)) for k, v in bsym.kwargs))
+    """Symbol, arguments and keyword arguments, with values identified by name; the
+    containers' types are part of the key (a tuple and a list are different arguments)."""
+    return (bsym.symbol, tree_key(bsym.args, _leaf_key), tree_key(bsym.kwargs, _leaf_key))
