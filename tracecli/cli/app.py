@@ -6,8 +6,10 @@ import contextlib
 import gc
 import json
 import sys
+from importlib import metadata
 from typing import Annotated
 
+import torch
 import typer
 
 from tracecli.cli import options as opt
@@ -21,10 +23,28 @@ from tracecli.render.examine_view import examine_json, print_examine
 from tracecli.render.json_report import job_json
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    add_completion=False, rich_markup_mode=None,
     help="Trace a PyTorch script, run passes over the trace, diff it, and check the compiled result against eager.",
 )
 app.command()(diff)
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"tracecli {metadata.version('tracecli')} (torch {torch.__version__})\n")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def _main(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show tracecli's and torch's versions and exit.")] = False,
+) -> None:
+    # `tracecli` alone is a request for help, not a mistake: the help, exit 0.
+    if ctx.invoked_subcommand is None:
+        sys.stdout.write(ctx.get_help() + "\n")
+        raise typer.Exit(0)
 
 
 def announce_entry(job: JobResult, color: opt.Color) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from tracecli.core.dtypes import DType
 from tracecli.core.names import RESERVED, NameRegistry
+from tracecli.core.pytree import rebuild_call
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, walk
 from tracecli.core.values import NumberValue, TensorValue
@@ -94,17 +95,23 @@ class Bindings:
             self.note(value)
 
     def note(self, obj: object) -> None:
-        if type(obj) in _ATOMS:
+        kind = type(obj)
+        if kind in _ATOMS:
             return
-        if isinstance(obj, (tuple, list)):
+        if kind is tuple or kind is list:
             for item in obj:
                 self.note(item)
-        elif isinstance(obj, dict):
+        elif kind is dict:
             for key, value in obj.items():
                 self.note(key)
                 self.note(value)
-        elif isinstance(obj, slice):
+        elif kind is slice:
             self.note((obj.start, obj.stop, obj.step))
+        elif (call := rebuild_call(obj)) is not None:
+            # A container the printer spells as the call that builds it (`Out(loss=t3)`).
+            self.spell(call.callee)
+            self.note(call.args)
+            self.note(tuple(v for _, v in call.kwargs))
         elif not is_literal_leaf(obj):
             self.spell(obj)
 

@@ -13,6 +13,7 @@ import math
 
 from tracecli.core.bindings import Bindings, hint, path_of
 from tracecli.core.dtypes import DType
+from tracecli.core.pytree import rebuild_call
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
@@ -33,8 +34,8 @@ def format_constant(obj: object, bindings: Bindings | None = None) -> str:
     Without `bindings` (a lone line in an error message), an object that needs a bound
     name is shown by its readable hint."""
     # Each container has its own syntax here (a 1-tuple's comma, a dict's keys), so this
-    # walks them itself rather than through core.pytree. Named tuples and torch's
-    # structseqs print as plain tuples; compiled traces rebuild their types (codegen).
+    # walks them itself rather than through core.pytree. Other containers (named tuples,
+    # dataclasses, torch.return_types.*) print as the call that builds them.
     if isinstance(obj, (TensorValue, NumberValue)):
         return obj.name
     if isinstance(obj, DType):
@@ -53,14 +54,20 @@ def format_constant(obj: object, bindings: Bindings | None = None) -> str:
         return repr(int(obj))
     if isinstance(obj, str):
         return '"' + obj.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(obj, tuple):
+    kind = type(obj)
+    if kind is tuple:
         inner = ", ".join(format_constant(x, bindings) for x in obj)
         return f"({inner},)" if len(obj) == 1 else f"({inner})"
-    if isinstance(obj, list):
+    if kind is list:
         return "[" + ", ".join(format_constant(x, bindings) for x in obj) + "]"
-    if isinstance(obj, dict):
+    if kind is dict:
         items = (f"{format_constant(k, bindings)}: {format_constant(v, bindings)}" for k, v in obj.items())
         return "{" + ", ".join(items) + "}"
+    call = rebuild_call(obj)
+    if call is not None:
+        parts = [format_constant(a, bindings) for a in call.args]
+        parts += [f"{k}={format_constant(v, bindings)}" for k, v in call.kwargs]
+        return f"{_spell(call.callee, bindings)}({', '.join(parts)})"
     if isinstance(obj, slice):
         parts = (format_constant(p, bindings) for p in (obj.start, obj.stop, obj.step))
         return f"slice({', '.join(parts)})"

@@ -3,13 +3,15 @@ pytree and JAX's tree_util: `tree_map` with a leaf test, `tree_leaves`, `tree_fl
 and `tree_unflatten`, and fast paths over the same nodes for the passes.
 
 Container nodes are tuples, lists, dicts (OrderedDict and defaultdict too), named
-tuples and torch's structseqs (`torch.return_types.max`, ...), each rebuilt as its own
-type, and slices (a key's bounds). Everything else is a leaf. A higher layer adds its
-own container types with `register_node`.
+tuples and torch's structseqs (`torch.return_types.max`, ...), dataclasses (Hugging
+Face's model outputs among them), each rebuilt as its own type, and slices (a key's
+bounds). Everything else is a leaf. A higher layer adds container types with
+`register_node`, or a rule for whole families of them with `add_node_resolver`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
@@ -27,6 +29,8 @@ class Node(NamedTuple):
 
 
 _REGISTERED: dict[type, Node] = {}
+# Rules a higher layer adds: type -> Node, or None when the rule does not know the type.
+_RESOLVERS: list[Callable[[type], Node | None]] = []
 
 
 class _NodeTable(dict):
@@ -51,10 +55,27 @@ def register_node(kind: type, flatten: Callable, unflatten: Callable) -> None:
     _NODES.clear()  # types seen before may have been resolved without it
 
 
+def add_node_resolver(resolve: Callable[[type], Node | None]) -> None:
+    """Containers known by a rule rather than one by one (the types registered with
+    torch.utils._pytree): asked about a type no registration or built-in rule covers."""
+    _RESOLVERS.append(resolve)
+    _NODES.clear()
+
+
 def _resolve(kind: type) -> Node | None:
     node = _REGISTERED.get(kind)
     if node is not None:
         return node
+    if dataclasses.is_dataclass(kind) and not kind.__module__.startswith("tracecli."):
+        # Before dict: a Hugging Face ModelOutput is both, and is built from its fields.
+        # The IR's own records (values, types, dtypes) are dataclasses too, and leaves.
+        names = tuple(f.name for f in dataclasses.fields(kind) if f.init)
+        return Node(lambda obj: ([getattr(obj, n) for n in names], names),
+                    lambda children, _: kind(**dict(zip(names, children, strict=True))))
+    for resolve in _RESOLVERS:
+        node = resolve(kind)
+        if node is not None:
+            return node
     if issubclass(kind, tuple):
         if hasattr(kind, "_fields"):  # a named tuple: positional fields
             return Node(_as_sequence, lambda children, _: kind._make(children))
@@ -179,6 +200,41 @@ def _unflatten(leaves: Iterator, spec: TreeSpec) -> object:
         return next(leaves)
     children = [_unflatten(leaves, child) for child in spec.children]
     return _NODES[spec.kind].unflatten(children, spec.context)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rebuild:
+    """How printed code builds a container other than a plain tuple, list or dict: a call
+    of `callee` (a class, or a function that builds it) with these arguments."""
+
+    callee: object
+    args: tuple = ()
+    kwargs: tuple[tuple[str, object], ...] = ()
+
+
+def rebuild_call(obj: object) -> Rebuild | None:
+    """The call that builds `obj` again from its children, for containers the printer
+    has no literal syntax for; None for plain tuples, lists, dicts, slices and leaves."""
+    kind = type(obj)
+    node = _NODES[kind]
+    if node is None or kind in (tuple, list, dict, slice):
+        return None
+    if dataclasses.is_dataclass(kind) and node is not None:
+        children, names = node.flatten(obj)
+        return Rebuild(kind, (), tuple(zip(names, children, strict=True)))
+    if issubclass(kind, tuple):
+        if hasattr(kind, "_fields"):  # a named tuple, by its field names
+            return Rebuild(kind, (), tuple(zip(kind._fields, obj, strict=True)))
+        return Rebuild(kind, (tuple(obj),))  # a structseq or torch.Size: one sequence
+    if kind is defaultdict:
+        return Rebuild(kind, (obj.default_factory, dict(obj)))
+    if node is _REGISTERED[dict] or node is _REGISTERED[OrderedDict]:
+        return Rebuild(kind, (dict(obj),))  # OrderedDict, or a dict subclass walked as one
+    if node is _REGISTERED[list]:
+        return Rebuild(kind, (list(obj),))
+    # A type registered by a higher layer: its own unflatten builds it.
+    children, context = node.flatten(obj)
+    return Rebuild(node.unflatten, (list(children), context))
 
 
 def rebuild_tuple(like: tuple, items: Iterable) -> tuple:

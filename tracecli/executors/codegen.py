@@ -18,7 +18,6 @@ import torch
 
 from tracecli.core.bindings import Bindings
 from tracecli.core.printing import format_trace
-from tracecli.core.pytree import tree_flatten, tree_leaves, tree_unflatten
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.ops import ltorch, prims
@@ -48,25 +47,7 @@ def compile_trace(trace: Trace, globals_: dict | None = None) -> Callable:
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
     fn.__tracecli_source__ = source
-    return _restoring_output_types(fn, trace.output)
-
-
-# What the printed return statement builds itself. Other containers in the output (named
-# tuples, torch.return_types.*) print as plain ones, so their types are put back around
-# the generated function: the compiled trace returns what eager does.
-_PRINTED_CONTAINERS = frozenset((tuple, list, dict, slice))
-
-
-def _restoring_output_types(fn: Callable, output: object) -> Callable:
-    spec = tree_flatten(output)[1]
-    if spec.kinds() <= _PRINTED_CONTAINERS:
-        return fn
-
-    def restored(*args):
-        return tree_unflatten(tree_leaves(fn(*args)), spec)
-
-    restored.__tracecli_source__ = fn.__tracecli_source__
-    return restored
+    return fn
 
 
 def script_header() -> str:

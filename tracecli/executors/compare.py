@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import tree_leaves, tree_map
+from tracecli.core.printing import format_constant
+from tracecli.core.pytree import tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
-from tracecli.core.values import TensorValue
+from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.tracer import TracedProgram
 from tracecli.ops.torch_bridge import TO_TORCH
 
@@ -63,6 +64,8 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
                             problem=f"eager returned {len(expected)} values, the trace {len(actual)}")]
     checks = []
     for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+        if e is None and a is None:
+            continue  # an absent field of a model output: nothing to compare
         name = names[i] if i < len(names) else f"out{i}"
         checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None))
     return checks
@@ -132,6 +135,7 @@ def working_dtypes(trace: Trace) -> list[torch.dtype | None]:
 
 
 _MISSING = object()
+_ANY = NumberValue("_", None)  # prints as `_`
 # Significand bits: what a dtype's tolerance is for.
 _PRECISION = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}
 
@@ -220,6 +224,9 @@ def check_against_eager(
         actual = compiled(*compiled_inputs)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace)))
+    if tree_flatten(expected)[1] != tree_flatten(actual)[1]:
+        report.outputs.insert(0, OutputCheck("(structure)", None, None, False, problem=(
+            f"eager returned {_structure(expected)}, the trace {_structure(actual)}")))
     written = written_inputs(trace)
     for i, value in enumerate(trace.inputs):
         if value.name in written:
@@ -232,6 +239,11 @@ def check_against_eager(
             report.compiled_ms = time_call(lambda: compiled(*compiled_inputs), device)
         _restore(state, saved)
     return report
+
+
+def _structure(obj: object) -> str:
+    """The containers of a result, its tensors as `_`: what differs when structures do."""
+    return format_constant(tree_map(lambda leaf: _ANY, obj))
 
 
 def _restore(state: list, saved: list) -> None:

@@ -8,7 +8,9 @@ saved trace traced again) reach the same recorder through the core's handler sta
 
 from __future__ import annotations
 
+import dis
 import inspect
+import linecache
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,6 +33,7 @@ from tracecli.frontend.arguments import (
     swap_tensors,
     unique_module_tensors,
 )
+from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.mutation import MutationTracker, StaleRead
 from tracecli.frontend.overrides import tracing_overrides
@@ -298,11 +301,26 @@ def _captured_name(tensor: torch.Tensor) -> str:
 
 
 def _error_at_entry(fn: Callable, message: str) -> TracingError:
-    """An error about the entry as a whole (what it returns): at its `def` line."""
+    """An error about what the entry returns: at its return statement when it has one,
+    else at its `def` line."""
     code = getattr(inspect.unwrap(fn.forward if isinstance(fn, torch.nn.Module) else fn), "__code__", None)
     if code is None:
         return TracingError(message)
-    return TracingError(message, file=display_path(code.co_filename), line=code.co_firstlineno)
+    line = _return_line(code) or code.co_firstlineno
+    text = linecache.getline(code.co_filename, line).strip()
+    return TracingError(message, file=display_path(code.co_filename), line=line, source=text)
+
+
+def _return_line(code) -> int | None:
+    """The line of the function's one return statement (None when it has several)."""
+    lines = {line for offset, line in _return_offsets(code)}
+    return lines.pop() if len(lines) == 1 else None
+
+
+def _return_offsets(code):
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in ("RETURN_VALUE", "RETURN_CONST") and instruction.positions is not None:
+            yield instruction.offset, instruction.positions.lineno
 
 
 def _error_at_user_line(message: str) -> TracingError:
@@ -359,10 +377,18 @@ def trace_callable(
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
         output = tracer.to_values(result)
+        entry_name = getattr(fn, "__name__", type(fn).__name__)
         try:
             tracer.mutations.check_reads(values_in(output))
         except StaleRead as exc:
-            raise _error_at_entry(fn, f"{exc} (in what {getattr(fn, '__name__', 'the entry')} returns)") from exc
+            raise _error_at_entry(fn, f"{exc} (in what {entry_name} returns)") from exc
+        hidden = hidden_tensor(output)
+        if hidden is not None:
+            raise _error_at_entry(
+                fn, f"{entry_name} returns a {type(hidden).__qualname__} holding traced tensors, which the trace "
+                "cannot build again; return tensors in tuples, lists, dicts, dataclasses or named tuples, or "
+                f"register {type(hidden).__qualname__} with torch.utils._pytree.register_pytree_node"
+            )
         hints = tracer.hints.finish()
     finally:
         pop_handler()
