@@ -153,7 +153,7 @@ def test_a_named_tuple_argument_keeps_its_type_while_tracing():
 
     args = (Point(torch.ones(3), torch.zeros(3)), torch.arange(3.0))
     program = trace_callable(fn, args)
-    assert [v.name for v in program.trace.inputs] == ["p_0", "p_1", "x"]
+    assert [v.name for v in program.trace.inputs] == ["p_x", "p_y", "x"]  # named after the fields
     assert torch.equal(compile_trace(program.trace)(*program.inputs_for(args, {})), fn(*args))
 
 
@@ -198,7 +198,7 @@ def test_run_clones_named_tuple_arguments_for_eager_and_the_trace(tmp_path):
             return (Pair(torch.ones(3), torch.arange(3.0)),)
     """)
     job = trace_script(script)
-    assert job.match and [v.name for v in job.calls[0].final.inputs] == ["p_0", "p_1"]
+    assert job.match and [v.name for v in job.calls[0].final.inputs] == ["p_a", "p_b"]
 
 
 def test_main_block_traces_again_for_a_dict_in_another_key_order(tmp_path):

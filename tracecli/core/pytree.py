@@ -130,21 +130,28 @@ def tree_map(fn: Callable, tree: object, is_leaf: Callable[[Any], bool] | None =
     return node.unflatten([tree_map(fn, child, is_leaf) for child in children], context)
 
 
-def tree_leaves_with_path(tree: object, is_leaf: Callable[[Any], bool] | None = None) -> list[tuple[tuple, Any]]:
+def tree_leaves_with_path(tree: object, is_leaf: Callable[[Any], bool] | None = None, *,
+                          labels: bool = False) -> list[tuple[tuple, Any]]:
     """(path, leaf) for every leaf in `tree_leaves` order; a path is the leaf's child
-    positions, from the root down."""
+    positions, from the root down, or with `labels` a dict's keys and a dataclass's or
+    named tuple's field names where the container has them."""
     pairs: list = []
-    _append_paths(tree, is_leaf, (), pairs)
+    _append_paths(tree, is_leaf, (), pairs, labels)
     return pairs
 
 
-def _append_paths(tree: object, is_leaf, path: tuple, pairs: list) -> None:
+def _append_paths(tree: object, is_leaf, path: tuple, pairs: list, labels: bool) -> None:
     node = _NODES[type(tree)]
     if node is None or (is_leaf is not None and is_leaf(tree)):
         pairs.append((path, tree))
         return
-    for i, child in enumerate(node.flatten(tree)[0]):
-        _append_paths(child, is_leaf, (*path, i), pairs)
+    children, context = node.flatten(tree)
+    children = list(children)
+    names = getattr(type(tree), "_fields", context) if labels else None
+    if not (isinstance(names, tuple) and len(names) == len(children) and all(isinstance(n, str) for n in names)):
+        names = range(len(children))
+    for name, child in zip(names, children, strict=True):
+        _append_paths(child, is_leaf, (*path, name), pairs, labels)
 
 
 class TreeSpec(NamedTuple):

@@ -17,6 +17,7 @@ from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.executors.compare import RunReport, check_against_eager, quiet
+from tracecli.executors.guards import Guard, guard_for
 from tracecli.frontend.inputs import call_sample_inputs, check_device, device_available, inputs_from_specs
 from tracecli.frontend.loader import (
     Script,
@@ -248,7 +249,8 @@ class _TracingEntry:
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
                       execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
-    compiled_by_signature: dict[tuple, tuple[Callable, TracedProgram, TracedCall]] = {}
+    # Per signature, the traces made for it so far, each with what it took for granted.
+    compiled_by_signature: dict[tuple, list[tuple[Guard, Callable, TracedProgram, TracedCall]]] = {}
     busy = []  # set while tracing or checking a call: the entry's own calls then run as they are
     call_numbers = itertools.count()
 
@@ -256,7 +258,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         number = next(call_numbers)
         # One trace per callable (each instance of a module class has its own weights) and signature.
         key = (id(target), _signature(args, kwargs), autocast_state())
-        found = compiled_by_signature.get(key)
+        made = compiled_by_signature.setdefault(key, [])
+        found = next((entry[1:] for entry in made if entry[0].holds()), None)
         if found is None:
             busy.append(True)
             try:
@@ -270,7 +273,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             finally:
                 busy.pop()
             result.calls.append(call)
-            found = compiled_by_signature[key] = (compiled, program, call)
+            found = (compiled, program, call)
+            made.append((guard_for(target, args, kwargs, program.homes), *found))
         compiled, program, call = found
         call.served.append(number)
         if not execute:

@@ -1,6 +1,6 @@
 """The entry's arguments: binding them to its signature, the IR values they become
-(tensors nested in tuples and lists get `<param>_0`, `<param>_1`, ...), and module
-parameters and buffers."""
+(tensors nested in containers get `<param>_0`, `<param>_1`, `<param>_<key>`, ...), and
+module parameters and buffers."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from tracecli.ops.torch_bridge import type_of
 
 
 def _one_input(container) -> bool:
-    """Whether a container is one constant input: only tuples and lists that hold a tensor
-    themselves are walked into, and give their items inputs of their own."""
-    return not (isinstance(container, (tuple, list)) and any(isinstance(o, torch.Tensor) for o in container))
+    """Whether a container is one constant input: one holding a tensor (at any depth: a
+    batch dict, a dataclass of tensors) is walked into, and each of its items is an
+    input of its own, a tensor read afresh on every call; any other stays one constant."""
+    return not any(isinstance(leaf, torch.Tensor) for leaf in tree_leaves(container))
 
 
 def input_objects(arg) -> list:
@@ -54,11 +55,12 @@ def bind_entry(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArgument
 
 def argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
     """(values, objects) for the entry's arguments, flattened in signature order; an
-    item of a tuple or list argument is named after its position: `<param>_0`, `<param>_1_0`."""
+    item of a container argument is named after its place: `<param>_0`, `<param>_1_0`,
+    `batch_input_ids` for a dict's (or a dataclass's) item."""
     values: list = []
     objs: list = []
     for param, arg in bind_entry(fn, args, kwargs).arguments.items():
-        for path, obj in tree_leaves_with_path(arg, is_leaf=_one_input):
+        for path, obj in tree_leaves_with_path(arg, is_leaf=_one_input, labels=True):
             values.append(_input_value(registry, "_".join([param, *map(str, path)]), obj, device))
             objs.append(obj)
     return values, objs

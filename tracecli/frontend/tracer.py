@@ -57,6 +57,9 @@ class TracedProgram:
     fn: Callable | None = None
     n_lifted: int = 0  # tensors captured from outside the function, last among the inputs
     n_state: int = 0  # the module's tensors and the captured ones: real state, last among the inputs
+    # Each captured tensor with a way to look where it was found: a later call reads the
+    # same tensor only while it is still there.
+    homes: list = field(default_factory=list)
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
@@ -101,6 +104,7 @@ class _Tracer:
         self.lifted: list[tuple[TensorValue, torch.Tensor]] = []  # captured tensors: (input value, tensor)
         self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
+        self.homes: list[tuple[torch.Tensor, Callable]] = []  # captured tensor, how to find where it was found
         self.in_torch_call = 0
         self.mutations = MutationTracker()
         self.root = None  # the frame that calls the traced function: where user code starts
@@ -143,7 +147,10 @@ class _Tracer:
     def lift(self, tensor: torch.Tensor) -> TensorValue:
         """A real tensor the entry reads from outside itself (a global, a closure, the
         weights of a module it did not get as its entry): an input of the trace."""
-        name = self.registry.take(_captured_name(tensor))
+        hint, home = _captured_name(tensor)
+        name = self.registry.take(hint)
+        if home is not None:
+            self.homes.append((tensor, home))
         t = type_of(tensor)
         value = TensorValue(name, t.shape, t.dtype, t.device)
         self.lifted.append((value, tensor))
@@ -279,25 +286,33 @@ def _to_values_leaf(container) -> bool:
     return isinstance(container, (torch.Size, slice))
 
 
-def _captured_name(tensor: torch.Tensor) -> str:
-    """The name a captured tensor had where the user's code found it: a variable, or a
-    parameter or buffer of a module in a variable (`model.fc1.weight`)."""
+def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
+    """The name a captured tensor had where the user's code found it (a variable, or a
+    parameter or buffer of a module in a variable: `model.fc1.weight`), and how to look
+    there again (None for a function's local variable, gone once the call returns)."""
     scopes = []
     frame = user_frame(sys._getframe(1))
     while frame is not None:
-        scopes += [frame.f_locals, frame.f_globals]
+        scopes += [(frame.f_locals, False), (frame.f_globals, True)]
         frame = frame.f_back
-    for scope in scopes:
+    for scope, lasting in scopes:
         for name, obj in scope.items():
             if obj is tensor:
-                return name
+                return name, (lambda scope=scope, name=name: scope.get(name)) if lasting else None
     # `self` inside a module's forward says less than the variable holding the module.
-    owners = [(name, obj) for scope in scopes for name, obj in scope.items() if isinstance(obj, torch.nn.Module)]
+    owners = [(name, obj) for scope, _ in scopes for name, obj in scope.items() if isinstance(obj, torch.nn.Module)]
     for name, module in sorted(owners, key=lambda owner: owner[0] == "self"):
         for qualname, owned in (*module.named_parameters(), *module.named_buffers()):
             if owned is tensor:
-                return f"{name}.{qualname}"
-    return "captured"
+                return f"{name}.{qualname}", lambda module=module, qualname=qualname: _owned(module, qualname)
+    return "captured", None
+
+
+def _owned(module: torch.nn.Module, qualname: str) -> object:
+    try:
+        return module.get_parameter(qualname)
+    except AttributeError:
+        return module.get_buffer(qualname)
 
 
 def _error_at_entry(fn: Callable, message: str) -> TracingError:
@@ -409,7 +424,7 @@ def trace_callable(
         info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
-    return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted)
+    return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes)
 
 
 stop_search_at(trace_callable.__code__)
