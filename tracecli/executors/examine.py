@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tracecli.core.errors import TracingError
+from tracecli.core.printing import type_comment
 from tracecli.core.trace import walk
 from tracecli.executors.runner import JobResult, trace_script
 
@@ -25,6 +26,10 @@ class ExamineReport:
     ops: list[OpUse] = field(default_factory=list)
     prims: dict[str, int] = field(default_factory=dict)  # prims reached through decompositions
     untraceable: list[str] = field(default_factory=list)  # "file:line: message (at `source`)"
+    # Inputs the entry read from outside itself (globals, closures, modules it did not get
+    # as an argument): "name: cpu f32[3, 4]". Their values at trace time are not frozen:
+    # each call reads them afresh.
+    captured: list[str] = field(default_factory=list)
 
     @property
     def opaque(self) -> list[OpUse]:
@@ -65,4 +70,8 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
         OpUse(name, n, name not in opaque, lines.get(name, []))
         for name, n in sorted(counts.items(), key=lambda item: (item[0].startswith("ltorch."), -item[1], item[0]))
     ]
-    return ExamineReport(job, ops, dict(sorted(prims.items())))
+    captured = sorted({
+        f"{v.name}: {type_comment(v)}" for call in job.calls for v in call.final.inputs
+        if v.name in call.final.info.captured
+    })
+    return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured)

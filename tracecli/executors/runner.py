@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.errors import UserError
+from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_key
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
@@ -91,8 +92,13 @@ EXECUTORS = ("torch", "prims")
 def compile_for(trace: Trace, executor: str) -> Callable:
     """The callable an executor runs: torch runs the trace as printed; prims runs it
     lowered all the way, through the prims' own implementations (checking every
-    decomposition against eager). `trace_script` has checked the name."""
-    return _without_autocast(compile_trace(lower(trace).trace if executor == "prims" else trace))
+    decomposition against eager). `trace_script` has checked the name. A trace that does
+    not compile is our fault, reported as a compiled-run failure (exit 1), by `trace` too."""
+    lowered = lower(trace).trace if executor == "prims" else trace
+    try:
+        return _without_autocast(compile_trace(lowered))
+    except SyntaxError as exc:
+        raise CompiledRunError(f"the trace does not compile as Python: {exc}\n{format_trace(lowered)}") from exc
 
 
 def autocast_state() -> tuple:
@@ -183,9 +189,9 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
+    compiled = compile_for(call.final, executor)  # `trace` too: a printed trace is runnable code
     if execute:
-        call.report = _execute(call, compile_for(call.final, executor), fn, args, kwargs, seed, device, script,
-                               timing)
+        call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, timing)
     result.calls.append(call)
     return result
 

@@ -14,17 +14,40 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
 
+from tracecli.core.errors import TracingError
 from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
 
 
 def _is_compiling() -> bool:
     return True
+
+
+def _as_subclass(self, cls):
+    """`x.as_subclass(cls)` of a traced tensor is the same value: torch runs it below the
+    tracer's reach (it ignores __torch_function__), so it is answered here. A class that
+    changes what ops do (its own __torch_function__) is refused, not silently dropped."""
+    if not isinstance(self, TensorProxy):
+        return _BASE_AS_SUBCLASS(self, cls)
+    if getattr(cls.__torch_function__, "__func__", None) is not torch.Tensor.__torch_function__.__func__:
+        frame = user_frame(sys._getframe(1))
+        where = location_of(frame) if frame is not None else None
+        raise TracingError(
+            f"as_subclass({cls.__qualname__}): a tensor class with its own __torch_function__ changes what ops do, "
+            "which the trace would not show",
+            file=where.file if where else None, line=where.line if where else None, source=where.text if where else "",
+        )
+    return self
+
+
+_BASE_AS_SUBCLASS = torch._C.TensorBase.as_subclass
 
 
 def _false(*args, **kwargs) -> bool:
@@ -55,8 +78,10 @@ def tracing_overrides() -> Iterator[None]:
     # then stay on (not disable itself with a warning), so the trace shows CUDA's casts.
     amp_common.amp_definitely_not_available = _false
     torch.cuda.is_bf16_supported = _true
+    torch.Tensor.as_subclass = _as_subclass
     try:
         yield
     finally:
+        del torch.Tensor.as_subclass
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -11,10 +11,12 @@ from __future__ import annotations
 import dis
 import inspect
 import linecache
+import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import numpy
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -315,6 +317,21 @@ def _owned(module: torch.nn.Module, qualname: str) -> object:
         return module.get_buffer(qualname)
 
 
+def _python_rng_states() -> tuple:
+    return random.getstate(), numpy.random.get_state()
+
+
+def _python_rng_drawn(before: tuple) -> str:
+    """Which of Python's and numpy's generators moved since `before` ('' if neither)."""
+    python, np = _python_rng_states()
+    moved = []
+    if python != before[0]:
+        moved.append("Python's random module")
+    if any(not numpy.array_equal(a, b) for a, b in zip(np[1:], before[1][1:], strict=True)):
+        moved.append("numpy.random")
+    return " and ".join(moved)
+
+
 def _error_at_entry(fn: Callable, message: str) -> TracingError:
     """An error about what the entry returns: at its return statement when it has one,
     else at its `def` line."""
@@ -388,9 +405,17 @@ def trace_callable(
 
     push_handler(tracer.on_symbol_call)
     try:
+        drawn_before = _python_rng_states()
         with _Mode(tracer), scopes, tracing_overrides(), gc_paused():
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
+        drawn = _python_rng_drawn(drawn_before)
+        if drawn:
+            raise _error_at_entry(
+                fn, f"{getattr(fn, '__name__', 'the entry')} draws from {drawn} while traced: the trace would keep "
+                "the numbers drawn now as constants, the same on every call; draw with torch instead "
+                "(torch.rand, torch.randint, torch.randperm), which the trace runs on every call"
+            )
         output = tracer.to_values(result)
         entry_name = getattr(fn, "__name__", type(fn).__name__)
         try:

@@ -31,6 +31,10 @@ def print_examine(console: Console, report: ExamineReport) -> None:
         console.print(Text.assemble((op.name, OPAQUE_OP), " is opaque, reached from:"))
         for line in op.lines:
             console.print(Text("  ") + style_call_site(line))
+    if report.captured:
+        console.print("captured from outside the entry (inputs of the trace, read on every call):", markup=False)
+        for line in report.captured:
+            console.print(f"  {line}", markup=False)
     opaque = report.opaque
     summary = (
         f"{report.bound_symbols} bound symbols, {len(report.ops)} distinct ops, "
@@ -48,4 +52,5 @@ def examine_json(report: ExamineReport) -> dict:
     out["ops"] = [{"name": op.name, "count": op.count, "modeled": op.modeled, "lines": op.lines} for op in report.ops]
     out["opaque"] = sum(op.count for op in report.opaque)
     out["prims"] = report.prims
+    out["captured"] = report.captured
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -76,6 +77,17 @@ def check_saveable(stages) -> None:
             )
 
 
+# What an earlier --save into the same folder wrote: its stage files are replaced as a
+# whole, so no stage of another pipeline is left beside this one's.
+_STAGE_FILE = re.compile(r"^\d\d-[\w.-]+\.py$")
+
+
+def _remove_earlier_stages(directory: str, keep: set[str]) -> None:
+    for name in os.listdir(directory):
+        if _STAGE_FILE.match(name) and name not in keep:
+            os.remove(os.path.join(directory, name))
+
+
 def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]:
     """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`."""
     check_saveable(stages)
@@ -91,6 +103,7 @@ def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]
             json.dump(report, f, indent=2)
             f.write("\n")
         os.makedirs(directory, exist_ok=True)
+        _remove_earlier_stages(directory, set(names))
         for name in [*names, "report.json"]:
             os.replace(os.path.join(staging, name), os.path.join(directory, name))
     finally:
