@@ -22,6 +22,9 @@ class MutationTracker:
         self._root: dict[str, str] = {}  # view value -> the value it ultimately views
         self._views: dict[str, set[str]] = {}  # root -> its views
         self._stale: dict[str, SourceLocation | None] = {}  # value -> where it was overwritten
+        # Values the caller sees after the call (inputs, captured tensors): a write through
+        # a view of one changes it, which the trace (values, not memory) would not show.
+        self.observable: set[str] = set()
 
     def check_reads(self, values) -> None:
         if not self._stale:
@@ -57,8 +60,21 @@ class MutationTracker:
             return None
         root = self._root.get(first.name, first.name)
         sharing = ({root} | self._views.get(root, set())) - {first.name}
+        overlapping = [a.name for a in args[1:] if isinstance(a, TensorValue) and a.name in sharing]
+        if overlapping:
+            raise StaleRead(
+                "this in-place op reads a view of the tensor it writes; torch refuses such partly overlapping "
+                "writes (clone the view first)"
+            )
+        if first.name != root and root in self.observable:
+            raise StaleRead(
+                f"this writes through a view of {root}, which the caller sees afterwards; tracing does not follow "
+                f"writes through views yet (write {root} itself, or work on a clone)"
+            )
         for name in sharing:
             self._stale[name] = bsym.source
         # The overwritten value itself is gone too: only the new one may be read.
         self._stale[first.name] = bsym.source
+        if first.name in self.observable:
+            self.observable.add(outputs[0].name)  # the same memory the caller sees
         return first, outputs[0]

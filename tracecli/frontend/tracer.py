@@ -164,6 +164,7 @@ class _Tracer:
         (a module's `_flat_weights` list holds its parameters outside `_parameters`)."""
         self.known[id(tensor)] = value
         self.real_of[value.name] = tensor
+        self.mutations.observable.add(value.name)
 
     # -- handlers ----------------------------------------------------------------
 
@@ -197,7 +198,10 @@ class _Tracer:
     def _after_top_level(self, start: int) -> None:
         """Follow views and in-place writes among the bound symbols just recorded."""
         for bsym in self.recorder.bsyms[start:]:
-            written = self.mutations.after(bsym)
+            try:
+                written = self.mutations.after(bsym)
+            except StaleRead as exc:
+                raise _error_at_user_line(str(exc)) from exc
             if written is not None:
                 old, new = written
                 proxy = self.proxies.pop(old.name, None)
@@ -377,6 +381,7 @@ def trace_callable(
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
     tracer = _Tracer(registry, device or "cpu", scopes)
+    tracer.mutations.observable.update(v.name for v in input_values if isinstance(v, TensorValue))
     # The entry is called exactly as the user's inputs would call it (defaults stay
     # implicit: decorators that inject keyword arguments must still see them missing),
     # with each input tensor replaced by its proxy.

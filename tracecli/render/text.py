@@ -46,6 +46,8 @@ def print_report(console: Console, report: RunReport, executor: str = "torch") -
 
 def _verdict(report: RunReport) -> str:
     n, w = len(report.outputs), len(report.written)
+    if n + w == 0:
+        return "nothing returned or written, as in eager" if report.match else "the structure differs from eager"
     what = "the output" if n == 1 else f"{n} outputs"
     if w:
         what += f" and {w} input{'s' if w > 1 else ''} written in place"

@@ -1,0 +1,126 @@
+"""Generated user programs: whenever `trace` accepts one, `run` agrees with eager.
+
+Each program is a script as a user might write it: an entry taking a tensor and a
+container of tensors, a global tensor it may read or write, a global module, and a random
+mix of modelled ops, opaque ops, random draws (torch's, and Python's), in-place writes
+(through views too), factories, autocast, control flow on values, and a container
+returned. tracecli may refuse a program (one clear error, exit 2), but a
+program it traces must run through the compiled trace exactly as eager runs it: same
+outputs, same inputs written in place, also after passes and through the prims executor.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracecli.core.errors import UserError
+from tracecli.executors.runner import trace_script
+from tracecli.passes.pipeline import parse_passes
+
+# Statements over 4x4 float tensors; {0} is the new variable, {1} and {2} existing ones.
+MODELLED = [
+    "{0} = {1} + {2}", "{0} = {1} * {2} - 1.5", "{0} = torch.maximum({1}, {2})", "{0} = torch.where({1} > 0, {1}, {2})",
+    "{0} = torch.relu({1})", "{0} = {1}.exp().clamp(max=10.0)", "{0} = torch.tanh({1})",
+    "{0} = {1}.sum(0, keepdim=True) + {2}", "{0} = {1}.transpose(0, 1)", "{0} = {1} @ {2}",
+    "{0} = torch.softmax({1}, dim=-1)", "{0} = {1}.reshape(2, 8).reshape(4, 4)", "{0} = torch.cat([{1}, {2}])[:4]",
+]
+OPAQUE = [
+    "{0} = torch.cumprod({1}.clamp(-1.0, 1.0), 0)", "{0} = F.logsigmoid({1})", "{0} = torch.flip({1}, [0])",
+    "{0} = torch.sinc({1})", "{0} = torch.linalg.vector_norm({1}, dim=1, keepdim=True) * {2}",
+]
+RANDOM = [
+    "{0} = torch.rand_like({1})", "{0} = {1} + torch.randn(4, 4)", "{0} = F.dropout({1}, 0.5)",
+    "{0} = {1} + torch.randint(0, 5, (4, 4)).float()", "{0} = {1}[torch.randperm(4)]",
+]
+INPLACE = [
+    "{1}.add_(1.0); {0} = {1} * 1", "{1}.mul_({2}); {0} = {1}", "{1}[0] = 3.0; {0} = {1} + 0",
+    "{1}.clamp_(-1.0, 1.0); {0} = {1}", "{0} = {1}.clone(); {0}[1:3] += {2}[1:3]",
+    "{0} = {1}.view(-1); {0}[0] = 7.0", "{0} = {1}[0]; {1}.add_(1.0); {0} = {0} * 2",
+    "G.add_(0.5); {0} = {1} * G",
+]
+CALLS = [
+    "{0} = LIN({1})", "{0} = amp_mm({1}, {2})", "{0} = {1} * float({2}.shape[0])", "{0} = {1} if {2}.sum() > 0 else {2}",
+    "{0} = {1} * random.random()",
+]
+FACTORY = [
+    "{0} = {1} + torch.eye(4)", "{0} = {1} * torch.ones(4, 4)", "{0} = {1} + torch.tensor([1.0, 2.0, 3.0, 4.0])",
+    "{0} = {1} - torch.linspace(0, 1, 16).reshape(4, 4)", "{0} = {1} * G",
+]
+STATEMENTS = MODELLED + OPAQUE + RANDOM + INPLACE + FACTORY + CALLS
+RETURNS = [
+    "return {0}", "return {0}, {1}", "return {{'a': {0}, 'b': [{1}]}}", "return Out({0}, {1})", "return Pair({0}, {1})",
+]
+CONTAINERS = ["(torch.randn(4, 4), torch.randn(4, 4))", "{'p': torch.randn(4, 4), 'q': torch.randn(4, 4)}"]
+
+HEADER = """\
+import dataclasses
+import random
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+G = torch.ones(4, 4)
+LIN = torch.nn.Linear(4, 4)
+
+
+def amp_mm(p, q):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return (p @ q).float()
+
+
+@dataclasses.dataclass
+class Out:
+    first: torch.Tensor
+    second: torch.Tensor
+
+
+class Pair(NamedTuple):
+    first: torch.Tensor
+    second: torch.Tensor
+
+
+"""
+
+
+@st.composite
+def programs(draw) -> str:
+    container = draw(st.sampled_from(CONTAINERS))
+    unpack = "a, b = pair" if container.startswith("(") else "a, b = pair['p'], pair['q']"
+    names = ["x", "a", "b"]
+    body = [unpack]
+    for i in range(draw(st.integers(1, 7))):
+        template = draw(st.sampled_from(STATEMENTS))
+        first, second = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+        body.append(template.format(f"v{i}", first, second))
+        names.append(f"v{i}")
+    chosen = draw(st.lists(st.sampled_from(names[3:] or names), min_size=2, max_size=2))
+    body.append(draw(st.sampled_from(RETURNS)).format(*chosen))
+    lines = "\n".join("    " + stmt for stmt in body)
+    return (
+        HEADER + f"def f(x, pair):\n{lines}\n\n\n"
+        f"def sample_inputs(device):\n    return torch.randn(4, 4), {container}\n"
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=programs(), passes=st.sampled_from([[], ["dce,cse,rename"], ["lower,dce"]]),
+       executor=st.sampled_from(["torch", "prims"]))
+def test_what_trace_accepts_run_matches(tmp_path, source, passes, executor):
+    script = tmp_path / "program.py"
+    script.write_text(source)
+    try:
+        trace_script(f"{script}:f", execute=False, steps=parse_passes(passes))
+    except UserError:
+        return  # refused with a clear error: allowed, never wrong
+    job = trace_script(f"{script}:f", steps=parse_passes(passes), executor=executor, timing=False)
+    problems = [
+        f"{check.name}: {check.problem}"
+        for call in job.calls for check in (*call.report.outputs, *call.report.written) if not check.match
+    ]
+    assert job.match, "traced, but run disagrees with eager:\n" + "\n".join(problems) + "\n" + textwrap.indent(
+        source, "    "
+    )

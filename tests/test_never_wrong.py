@@ -1,0 +1,368 @@
+"""Programs on which a trace could differ from eager without anyone noticing: each is now
+either traced right (and checked by `run`) or refused with one clear error."""
+
+import json
+import os
+import textwrap
+
+import torch
+
+from tracecli.core.symbol import Tag
+from tracecli.frontend.tracer import trace_callable
+
+
+def write(tmp_path, name: str, source: str) -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
+# -- tensors made inside the entry -----------------------------------------------------
+
+
+FACTORIES = """
+    import torch
+
+    SCALE = torch.tensor([2.0, 3.0, 4.0])
+
+
+    def f(x):
+        perm = torch.randperm(x.shape[0])
+        noise = torch.randint(0, 10, (3,))
+        eye = torch.eye(3)
+        c = torch.tensor([1.0, 2.0, 3.0])
+        lin = torch.linspace(0, 1, 3)
+        return x[perm] * SCALE + noise + eye.sum(0) + c + lin
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, 3, device=device),)
+"""
+
+
+def test_factories_inside_the_entry_are_ops_at_their_line(cli, tmp_path):
+    script = write(tmp_path, "factories.py", FACTORIES)
+    result = cli("run", script, "--depth", "0")
+    assert result.exit_code == 0, result.output
+    # Only the global is an input, marked as captured; each factory is an op at its line.
+    assert "def f(x, SCALE):" in result.stdout
+    assert '# SCALE: "cpu f32[3]", captured' in result.stdout
+    for line, op in [(8, "torch.randperm(3)"), (9, "torch.randint(0, 10, (3,))"), (10, "torch.eye(3)"),
+                     (11, "torch.tensor([1.0, 2.0, 3.0])"), (12, "torch.linspace(0, 1, 3)")]:
+        assert f"# factories.py:{line}:" in result.stdout and op in result.stdout
+    assert "the output matches eager" in result.stdout
+
+
+def test_random_factories_are_tagged_and_run_on_every_call():
+    def f(x):
+        return x[torch.randperm(4)] + torch.randint(0, 3, (4,))
+
+    trace = trace_callable(f, (torch.randn(4),)).trace
+    random = [b.symbol.qualname for b in trace.bsyms if Tag.RANDOM in b.symbol.tags]
+    assert random == ["torch.randperm", "torch.randint"]
+
+
+def test_examine_counts_factories_and_lists_captured_inputs(cli, tmp_path):
+    script = write(tmp_path, "factories.py", FACTORIES)
+    result = cli("examine", script, "--strict", "--format", "json")
+    assert result.exit_code == 1  # opaque factories: --strict says so
+    report = json.loads(result.stdout)
+    assert report["captured"] == ['SCALE: "cpu f32[3]"']
+    assert {"torch.randperm", "torch.eye", "torch.tensor"} <= {op["name"] for op in report["ops"] if not op["modeled"]}
+
+
+# -- state outside the arguments -----------------------------------------------------------
+
+
+def test_a_global_tensor_written_in_place_is_compared_and_left_as_eager_leaves_it(cli, tmp_path):
+    script = write(tmp_path, "counter.py", """
+        import torch
+
+        COUNTER = torch.zeros(1)
+
+
+        def step(x):
+            COUNTER.add_(1)
+            return x * COUNTER
+
+
+        if __name__ == "__main__":
+            step(torch.ones(2))
+            step(torch.ones(2))
+            print("counter", COUNTER.item())
+    """)
+    result = cli("run", script, "--depth", "0")
+    assert result.exit_code == 0, result.output
+    # Twice, as plain python: neither the check nor the timing runs changed the global.
+    assert "counter 2.0" in result.stdout
+    assert "COUNTER (written)" in result.stdout
+
+
+def test_a_pass_dropping_an_inplace_write_to_an_input_is_caught(cli, tmp_path):
+    script = write(tmp_path, "scale.py", """
+        import torch
+
+
+        def f(x):
+            x.mul_(2)
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, device=device),)
+    """)
+    passes = write(tmp_path, "drop.py", """
+        from tracecli.core.symbol import Tag
+        from tracecli.passes import PassResult, register
+
+
+        @register("drop-writes", "drops every in-place op")
+        def drop_writes(trace):
+            kept = tuple(b for b in trace.bsyms if Tag.INPLACE not in b.symbol.tags)
+            return PassResult(trace.replace(bsyms=kept), kept != trace.bsyms)
+    """)
+    assert cli("run", script).exit_code == 0
+    result = cli("run", script, "--pass-file", passes, "-p", "drop-writes", "--no-verify")
+    assert result.exit_code == 1, result.output
+    assert "x (written)" in result.stdout and "NO" in result.stdout
+
+
+def test_the_prims_executor_writes_inputs_back(cli, tmp_path):
+    script = write(tmp_path, "inplace.py", """
+        import torch
+
+
+        def f(x, y):
+            x.add_(y)
+            x[0] = 5.0
+            return y * 2
+
+
+        def sample_inputs(device):
+            return torch.randn(3, device=device), torch.randn(3, device=device)
+    """)
+    result = cli("run", script, "--executor", "prims", "--depth", "0")
+    assert result.exit_code == 0, result.output
+    assert "x (written)" in result.stdout
+
+
+def test_lstm_weights_are_named_after_their_module(cli, tmp_path):
+    script = write(tmp_path, "rnn.py", """
+        import torch
+        import torch.nn as nn
+
+        lstm = nn.LSTM(4, 3, batch_first=True)
+
+
+        def f(x):
+            out, _ = lstm(x)
+            return out
+
+
+        def sample_inputs(device):
+            return (torch.randn(2, 5, 4, device=device),)
+    """)
+    result = cli("run", f"{script}:f", "--depth", "0")
+    assert result.exit_code == 0, result.output
+    assert "def f(x, lstm_weight_ih_l0, lstm_weight_hh_l0, lstm_bias_ih_l0, lstm_bias_hh_l0):" in result.stdout
+    assert "captured_1" not in result.stdout
+
+
+# -- what the entry returns -------------------------------------------------------------------
+
+
+def test_dataclass_and_named_tuple_outputs_are_built_again(cli, tmp_path):
+    script = write(tmp_path, "outputs.py", """
+        from dataclasses import dataclass
+        from typing import NamedTuple
+
+        import torch
+
+
+        @dataclass
+        class Out:
+            loss: torch.Tensor
+            logits: torch.Tensor
+            step: int = 0
+
+
+        class Pair(NamedTuple):
+            a: torch.Tensor
+            b: torch.Tensor
+
+
+        def f(x):
+            return Out(loss=x.sum(), logits=x * 2), Pair(x + 1, x - 1), {"k": [x.exp()]}
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, device=device),)
+    """)
+    result = cli("run", script, "--depth", "0", "-p", "dce")
+    assert result.exit_code == 0, result.output
+    assert 'return (Out(loss=t0, logits=t1, step=0), Pair(a=t2, b=t3), {"k": [t4]})' in result.stdout
+    assert "all 6 outputs match eager" in result.stdout  # the tensors, and step=0
+
+
+def test_an_object_holding_traced_tensors_is_refused_at_the_return_line(cli, tmp_path):
+    script = write(tmp_path, "box.py", """
+        import torch
+
+
+        class Box:
+            def __init__(self, t):
+                self.t = t
+
+
+        def f(x):
+            y = x * 2
+            return Box(y)
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, device=device),)
+    """)
+    result = cli("trace", script)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "box.py:12: f returns a Box holding traced tensors" in result.stderr
+    assert "register_pytree_node" in result.stderr and "(at `return Box(y)`)" in result.stderr
+
+
+# -- randomness the trace cannot replay -------------------------------------------------------
+
+
+def test_python_randomness_in_the_entry_is_refused(cli, tmp_path):
+    script = write(tmp_path, "pyrand.py", """
+        import random
+
+        import numpy as np
+        import torch
+
+
+        def f(x):
+            if random.random() < 0.5:
+                return x * 2
+            return x + np.random.rand()
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, device=device),)
+    """)
+    result = cli("trace", script)
+    assert result.exit_code == 2
+    assert "draws from Python's random module" in result.stderr and "torch.rand" in result.stderr
+
+
+# -- a script's main block calling its entry more than once -----------------------------------------
+
+
+def test_a_trace_serves_a_later_call_only_while_what_it_assumed_holds(cli, tmp_path):
+    script = write(tmp_path, "guards.py", """
+        import torch
+        import torch.nn as nn
+
+        SCALE = 2.0
+        W = torch.ones(3)
+        model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+
+
+        def step(x):
+            return model(x * SCALE * W)
+
+
+        if __name__ == "__main__":
+            x = torch.ones(2, 3)
+            model.eval()
+            a = step(x)
+            SCALE = 3.0
+            b = step(x)
+            W = torch.full((3,), 5.0)
+            c = step(x)
+            model.train()
+            d = step(x)
+            model.eval()
+            print("right", bool((b == model(x * 3)).all()), bool((c == model(x * 15)).all()))
+    """)
+    result = cli("run", f"{script}:step", "--depth", "0", "--all-traces")
+    assert result.exit_code == 0, result.output
+    assert "right True True" in result.stdout
+    assert "step: 4 calls, 3 distinct traces" in result.stdout  # the W call reuses b's text, not its tensor
+    assert "ltorch.dropout" in result.stdout
+
+
+def test_a_dict_of_tensors_is_read_afresh_on_every_call(cli, tmp_path):
+    script = write(tmp_path, "batches.py", """
+        import torch
+
+
+        def step(batch):
+            return batch["x"] * batch["w"]
+
+
+        if __name__ == "__main__":
+            for i in range(3):
+                print("got", step({"x": torch.full((2,), float(i)), "w": torch.ones(2)}).tolist())
+    """)
+    result = cli("run", script, "--depth", "0")
+    assert result.exit_code == 0, result.output
+    assert "got [0.0, 0.0]" in result.stdout and "got [2.0, 2.0]" in result.stdout
+    assert "def step(batch_x, batch_w):" in result.stdout
+
+
+# -- odds and ends -----------------------------------------------------------------------------------
+
+
+def test_as_subclass_of_a_traced_tensor(cli, tmp_path):
+    script = write(tmp_path, "subclass.py", """
+        import torch
+
+
+        class Tagged(torch.Tensor):
+            pass
+
+
+        def f(x):
+            return (x * 2).as_subclass(Tagged) + 1
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, device=device),)
+    """)
+    result = cli("run", script, "--depth", "0")
+    assert result.exit_code == 0, result.output
+
+
+def test_save_into_a_folder_of_an_earlier_run_replaces_its_stages(cli, tmp_path):
+    folder = tmp_path / "stages"
+    assert cli("diff", "sample_programs/seed_cse.py", "-p", "dce,cse,rename", "--save", str(folder)).exit_code == 0
+    assert cli("diff", "sample_programs/seed_cse.py", "-p", "cse", "--save", str(folder)).exit_code == 0
+    assert sorted(os.listdir(folder)) == ["00-initial.py", "01-cse.py", "report.json"]
+
+
+def test_version_and_bare_command(cli):
+    result = cli()
+    assert result.exit_code == 0 and "Commands:" in result.stdout
+    version = cli("--version")
+    assert version.exit_code == 0 and version.stdout.startswith("tracecli ") and torch.__version__ in version.stdout
+
+
+def test_writes_eager_refuses_or_the_trace_cannot_show_are_refused_at_their_line():
+    from tracecli.core.errors import TracingError
+
+    def through_a_view_of_an_input(x):
+        v = x.transpose(0, 1)
+        v.add_(1.0)  # x changes too: the caller sees it
+        return x * 1
+
+    def reading_a_view_of_what_it_writes(x):
+        x = x.clone()
+        x.mul_(x.transpose(0, 1))  # torch refuses a partly overlapping in-place op
+        return x
+
+    for fn, message in [(through_a_view_of_an_input, "writes through a view of x"),
+                        (reading_a_view_of_what_it_writes, "reads a view of the tensor it writes")]:
+        try:
+            trace_callable(fn, (torch.randn(4, 4),))
+        except TracingError as exc:
+            assert message in str(exc) and exc.line is not None
+        else:
+            raise AssertionError(f"{fn.__name__} was traced")
