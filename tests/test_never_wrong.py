@@ -3,19 +3,12 @@ either traced right (and checked by `run`) or refused with one clear error."""
 
 import json
 import os
-import textwrap
 
 import torch
 
+from tests.test_cli import write
 from tracecli.core.symbol import Tag
 from tracecli.frontend.tracer import trace_callable
-
-
-def write(tmp_path, name: str, source: str) -> str:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source))
-    return str(path)
-
 
 # -- tensors made inside the entry -----------------------------------------------------
 

@@ -1,16 +1,9 @@
 """Scripts laid out the way PyTorch users write them: decorated entries, a `main()` that
 builds its model, argparse, `sys.exit(main())`, prints and counters in the entry."""
 
-import textwrap
-
 import torch
 
-
-def write(tmp_path, name: str, source: str) -> str:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source))
-    return str(path)
-
+from tests.test_cli import write
 
 MAIN_FN = """
     import argparse

@@ -11,13 +11,13 @@ torch.compile's guards do, for these cases).
 from __future__ import annotations
 
 import inspect
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from tracecli.core.pytree import tree_leaves
+from tracecli.frontend.loader import referenced_names
 
 # Global values a trace may have used as constants.
 _SCALARS = (bool, int, float, complex, str, type(None))
@@ -61,12 +61,4 @@ def _globals_read(entry: object) -> list[tuple[dict, str, object]]:
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None:
         return []
-    return [(scope, name, scope[name]) for name in sorted(_names(code)) if name in scope]
-
-
-def _names(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
+    return [(scope, name, scope[name]) for name in sorted(referenced_names(code)) if name in scope]

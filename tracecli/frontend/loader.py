@@ -158,11 +158,12 @@ def is_module_class(obj, script: Script) -> bool:
     )
 
 
-def _referenced_names(code: types.CodeType) -> set[str]:
+def referenced_names(code: types.CodeType) -> set[str]:
+    """The global (and attribute) names a function's code reads, nested functions included."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _referenced_names(const)
+            names |= referenced_names(const)
     return names
 
 
@@ -197,11 +198,11 @@ def _helpers(script: Script, candidates: dict[str, object]) -> set[str]:
         if name in _NOT_ENTRIES:
             continue
         if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
-            referenced |= _referenced_names(unwrapped(obj).__code__) - {name}
+            referenced |= referenced_names(unwrapped(obj).__code__) - {name}
         elif isinstance(obj, type):
             for attr in vars(obj).values():
                 if isinstance(attr, types.FunctionType) and _defined_here(attr, script):
-                    referenced |= _referenced_names(attr.__code__)
+                    referenced |= referenced_names(attr.__code__)
     return {n for n, obj in candidates.items() if n in referenced and isinstance(obj, types.FunctionType)}
 
 
