@@ -224,7 +224,7 @@ class _Tracer:
 
     def on_torch_call(self, func, args: tuple, kwargs: dict):
         kind, adapter = _resolve(func)
-        if kind == "metadata" or (not _holds_proxy((args, kwargs)) and (kind == "data" or self._constructing())):
+        if kind == "metadata" or (not _holds_proxy(args, kwargs) and (kind == "data" or self._constructing())):
             # Metadata, values of real tensors, and building an nn.Module (its weights are
             # made and initialised for real): nothing to trace.
             with torch._C.DisableTorchFunctionSubclass():
@@ -282,8 +282,12 @@ def _makes_tensors(func, vargs, vkwargs) -> bool:
     return any(isinstance(t, TensorType) for t in tree_leaves(types))
 
 
-def _holds_proxy(obj) -> bool:
-    return any(isinstance(leaf, TensorProxy) for leaf in tree_leaves(obj))
+def _holds_proxy(args: tuple, kwargs: dict) -> bool:
+    # Most calls name a traced tensor among their positional arguments: look there first.
+    for arg in args:
+        if type(arg) is TensorProxy:
+            return True
+    return any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs)))
 
 
 def _to_values_leaf(container) -> bool:
