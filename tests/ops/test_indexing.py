@@ -242,3 +242,19 @@ OPAQUE_FORMS = (
 @pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
 def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
     check_stays_torch_call(fn, (arg,), opaque)
+
+
+def test_index_put_meta_matches_impl():
+    x, index = torch.rand(4, 3), torch.tensor([0, 2])
+    got = prims.index_put.impl(x, (None, index), torch.tensor(1.0))
+    assert torch.equal(got[:, [0, 2]], torch.ones(4, 2)) and torch.equal(got[:, 1], x[:, 1])
+    want = prims.index_put.meta(tensor_value((4, 3)), (None, tensor_value((2,), dtypes.int64, "i")),
+                                tensor_value((), name="v"))
+    assert want.shape == tuple(got.shape) and want.dtype == dtypes.float32
+    mask = prims.index_put.meta(tensor_value((4, 3)), (tensor_value((4, 3), dtypes.bool8, "m"),),
+                                tensor_value((), name="v"))
+    assert mask.shape == (4, 3)
+    with pytest.raises(ShapeError, match="too many indices"):
+        prims.index_put.meta(tensor_value((4,)), (None, None), tensor_value((), name="v"))
+    with pytest.raises(ShapeError, match="own dtype"):
+        prims.index_put.meta(tensor_value((4,)), (None,), tensor_value((), dtypes.float64, "v"))

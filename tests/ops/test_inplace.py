@@ -93,24 +93,67 @@ case("setitem_", "broadcast", _set_broadcast, T("f32", (2, 3, 4)), T("f64", (2, 
 case("setitem_", "bool", lambda x: (lambda y: (y.__setitem__(0, True), y)[1])(x.clone()), T("bool", (3,)))
 
 
+def _assign(key, value=None):
+    """x.clone() with x[key] = value (or = the given tensor's values), as users write it."""
+
+    def assign(x, v):
+        x = x.clone()
+        x[key(x) if callable(key) else key] = v if value is None else value
+        return x
+
+    return assign
+
+
+# Every key torch takes: steps, negative indices, None and Ellipsis, masks (values
+# broadcast, data-dependent counts left to torch), index tensors and lists with
+# duplicates and negatives, and mixes of them.
+ASSIGNMENTS = {
+    "step": (_assign((slice(None, None, 2),), 0.0), (4, 3), ()),
+    "negative-step-rows": (_assign((-1, slice(1, None, 2))), (4, 3), (1,)),
+    "ellipsis-int": (_assign((Ellipsis, 1)), (2, 4, 3), (2, 4)),
+    "none": (_assign((None, 1)), (4, 3), (3,)),
+    "mask": (_assign(lambda x: x < 0, 0.0), (4, 3), ()),
+    "mask-rows": (_assign(lambda x: x[:, 0] > 0), (4, 3), (3,)),
+    "mask-0d": (_assign(lambda x: x > 0, 1.0), (), ()),
+    "index-tensor": (_assign(torch.tensor([0, -1])), (4, 3), (3,)),
+    "index-duplicates": (_assign(torch.tensor([0, 0, 1])), (4, 3), (3, 3)),
+    "index-list": (_assign([1, 3], 9.0), (4, 3), ()),
+    "slice-and-index": (_assign((slice(1, 3), torch.tensor([0, 2]))), (4, 3), (2,)),
+    "index-and-slice": (_assign((torch.tensor([0, 1]), slice(None, None, 2))), (4, 3), (2, 2)),
+    "two-indices": (_assign((torch.tensor([0, 3]), torch.tensor([2, 1]))), (4, 3), (2,)),
+}
+for form, (fn, shape, value_shape) in ASSIGNMENTS.items():
+    case("setitem_", form, fn, T("f32", shape), T("f32", value_shape))
+
+
+def _augmented_index(x):
+    x = x.clone()
+    x[[1, 1, 3]] += 1  # duplicates: each place gets one +1, as in eager
+    return x
+
+
+case(("setitem_", "add_"), "augmented-index", _augmented_index, T("f32", (4, 3)))
+case("setitem_", "int-mask", _assign(lambda x: x > 2, 0), T("i64", (3, 2)), T("i64", ()))
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
     check_case(case)
 
 
-@pytest.mark.parametrize(
-    ("key", "message"),
-    [((slice(None, None, 2),), "strided slice"), ((torch.tensor([0, 1]),), "index tensors")],
-    ids=["strided", "tensor-index"],
-)
-def test_assignment_forms_not_traced_yet_are_refused(key, message):
-    def f(x):
-        x = x.clone()
-        x[key] = 0.0
-        return x
+def test_assignment_keys_torch_refuses_are_refused_at_the_line():
+    def key_of(key):
+        def f(x):
+            x = x.clone()
+            x[key] = 0.0
+            return x
 
-    with pytest.raises(TracingError, match=message):
-        trace_callable(f, (torch.randn(4),))
+        return f
+
+    for key, message in [((0, 0, 0), "too many indices"), ((slice(None, None, -1),), "greater than zero"),
+                         ((torch.ones(3, dtype=torch.bool),), "does not match"), ((9,), "out of bounds")]:
+        with pytest.raises(TracingError, match=message):
+            trace_callable(key_of(key), (torch.randn(4, 2),))
 
 
 def test_inplace_ops_are_tagged_and_survive_every_pass():

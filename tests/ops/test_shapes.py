@@ -122,3 +122,13 @@ REFUSED_CLEARLY = (
 
 
 test_refused_with_a_clear_error, test_eager_refuses_them_too = refusal_tests(REFUSED_CLEARLY)
+
+
+def test_slice_scatter_meta_matches_impl():
+    x, src = torch.rand(4, 6), torch.rand(2, 3)
+    got = prims.slice_scatter.impl(x, src, (1, 0), (3, 6), (1, 2))
+    assert torch.equal(got[1:3, ::2], src) and torch.equal(got[0], x[0]) and torch.equal(x, x.clone())
+    want = prims.slice_scatter.meta(tensor_value((4, 6)), tensor_value((2, 3), name="s"), (1, 0), (3, 6), (1, 2))
+    assert want.shape == tuple(got.shape)
+    with pytest.raises(ShapeError, match="region"):
+        prims.slice_scatter.meta(tensor_value((4, 6)), tensor_value((2, 2), name="s"), (1, 0), (3, 6), (1, 2))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Tag
 from tracecli.core.values import TensorValue
+from tracecli.ops.views import is_view
 
 
 class StaleRead(Exception):
@@ -45,9 +46,7 @@ class MutationTracker:
         if not args:
             return None
         first = args[0]
-        # A VIEW op's result shares memory with its one tensor argument; with index
-        # tensors or a second einsum operand it is a copy.
-        if Tag.VIEW in bsym.symbol.tags and sum(isinstance(a, TensorValue) for a in args) == 1:
+        if is_view(bsym):
             root = self._root.get(first.name, first.name)
             for out in bsym.output_values():
                 self._root[out.name] = root

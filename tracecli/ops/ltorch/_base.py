@@ -17,6 +17,7 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import POLICIES, Autocast
 from tracecli.ops.forms import FORMS
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
+from tracecli.ops.views import VIEW_RULES
 
 ALL: dict[str, Symbol] = {}
 
@@ -34,7 +35,7 @@ def _is_torch_form(impl: Callable) -> bool:
 
 def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple[str, ...] = (),
            adapter: Callable | None = None, tags: tuple[Tag, ...] = (), name: str | None = None,
-           autocast: Autocast | None = None):
+           autocast: Autocast | None = None, view: Callable[[tuple, dict], bool] | None = None):
     """Declare the decorated decomposition as ltorch.<name>: everything the op is.
 
     - `impl`: the torch callable executors run; its signature is the decomposition's.
@@ -45,6 +46,8 @@ def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple
       (`torch.max(a, b)` vs `torch.max(a, dim)`), every form goes through it instead.
     - `tags`: RANDOM, INPLACE, VIEW, CHECK, ...
     - `autocast`: torch.autocast's policy for the op on CPU and CUDA (ops/autocast.py).
+    - `view`: for a VIEW op whose arguments decide whether a call returns a view, the
+      rule (args, kwargs) -> bool (ops/views.py); by default, a call reading one tensor does.
     """
 
     def declare(decomposition: Callable) -> Symbol:
@@ -61,6 +64,8 @@ def symbol(impl: Callable, *, aliases: tuple[Callable, ...] = (), methods: tuple
         ALL[sym_name] = sym
         if autocast is not None:
             POLICIES[sym] = autocast
+        if view is not None:
+            VIEW_RULES[sym] = view
         return sym
 
     return declare

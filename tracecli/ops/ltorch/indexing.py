@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import dataclass
 
 import torch
 
@@ -208,8 +209,13 @@ def _getitem(self, key):
     return getitem(self, key)
 
 
-# With an index tensor the result is a copy: VIEW holds only with one tensor argument.
-@symbol(operator.getitem, methods=("__getitem__",), adapter=_getitem, tags=(Tag.VIEW,))
+def _basic_key(args: tuple, kwargs: dict) -> bool:
+    """A key of ints, slices, None and Ellipsis gives a view; an index tensor or list a copy."""
+    key = args[1]
+    return not any(isinstance(item, (TensorValue, list)) for item in (key if isinstance(key, tuple) else (key,)))
+
+
+@symbol(operator.getitem, methods=("__getitem__",), adapter=_getitem, tags=(Tag.VIEW,), view=_basic_key)
 def getitem(input, key):
     """input[key] with ints, slices, None, Ellipsis and integer index tensors"""
     input = expect_tensor(input, "indexing")
@@ -300,3 +306,91 @@ def narrow(input, dim, start, length):
     if not (0 <= begin <= size and 0 <= length <= size - begin):
         raise ShapeError(f"narrow: start {start} and length {length} exceed dimension {d} of size {size}")
     return slice_along(input, d, begin, begin + length)
+
+
+# --- where an assignment writes ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """How `x[key] = v` writes, as torch does it: the key's ints, slices, None and Ellipsis
+    pick a region of x (a view: `bounds` per dimension of x, then `view_shape` without the
+    ints' dimensions and with the Nones'), and its index tensors and masks, if any, pick
+    places within that view (`indices`: one per view dimension or mask, None for a whole one)."""
+
+    bounds: tuple[tuple[int, int, int], ...]
+    view_shape: tuple[int, ...]
+    indices: tuple | None  # None: the whole view is written
+
+
+def assignment(x: TensorValue, key) -> Assignment:
+    items = list(key) if isinstance(key, tuple) else [key]
+    for i, item in enumerate(items):
+        if isinstance(item, bool):
+            raise ShapeError("x[True] = v / x[False] = v is not traced; index with a tensor mask instead")
+        if isinstance(item, list):
+            items[i] = _constant_index(item, x.device)
+        elif isinstance(item, slice) and any(isinstance(b, TensorValue) for b in (item.start, item.stop, item.step)):
+            raise ShapeError("a slice bound is a tensor, so where the write lands depends on its value; use ints")
+        elif not (item is None or item is Ellipsis or isinstance(item, (int, slice, TensorValue))):
+            raise ShapeError(f"cannot assign through an index of type {type(item).__name__}")
+    if sum(1 for item in items if item is Ellipsis) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    consumed = sum(_dims_taken(item) for item in items)
+    if consumed > x.ndim:
+        raise ShapeError(f"too many indices for a tensor of dimension {x.ndim}")
+    fill = [slice(None)] * (x.ndim - consumed)
+    at = next((i for i, item in enumerate(items) if item is Ellipsis), None)
+    if at is not None:
+        items[at : at + 1] = fill
+    else:
+        items += fill
+    bounds: list[tuple[int, int, int]] = []
+    view_shape: list[int] = []
+    indices: list = []
+    dim = 0
+    for item in items:
+        if item is None:
+            view_shape.append(1)
+            indices.append(None)
+            continue
+        if isinstance(item, TensorValue):
+            index = item if item.dtype != dtypes.uint8 else convert(item, dtypes.bool8)
+            if not (index.dtype == dtypes.bool8 or index.dtype in _INDEX_DTYPES):
+                raise ShapeError(f"tensors used as indices must be integer or bool tensors, got {index.dtype.name}")
+            taken = index.ndim if index.dtype == dtypes.bool8 else 1
+            if index.dtype == dtypes.bool8 and index.shape != x.shape[dim : dim + taken]:
+                raise ShapeError(f"the mask's shape {list(index.shape)} does not match the indexed dimensions "
+                                 f"{list(x.shape[dim : dim + taken])}")
+            for d in range(dim, dim + taken):
+                bounds.append((0, x.shape[d], 1))
+                view_shape.append(x.shape[d])
+            indices.append(index)
+            dim += taken
+            continue
+        size = x.shape[dim]
+        if isinstance(item, int):
+            i = item + size if item < 0 else item
+            if not 0 <= i < size:
+                raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+            bounds.append((i, i + 1, 1))
+        else:
+            step = 1 if item.step is None else item.step
+            if step <= 0:
+                raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
+            start, stop, _ = slice(item.start, item.stop, step).indices(size)
+            stop = max(start, stop)
+            bounds.append((start, stop, step))
+            view_shape.append(len(range(start, stop, step)))
+            indices.append(None)
+        dim += 1
+    advanced = any(index is not None for index in indices)
+    return Assignment(tuple(bounds), tuple(view_shape), tuple(indices) if advanced else None)
+
+
+def _dims_taken(item) -> int:
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, TensorValue) and item.dtype in (dtypes.bool8, dtypes.uint8):
+        return item.ndim
+    return 1

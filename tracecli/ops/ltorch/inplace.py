@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import torch
 
-from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch import elementwise
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, torch_form
-from tracecli.ops.ltorch.indexing import expand_key, index_bounds
+from tracecli.ops.ltorch.indexing import assignment
 from tracecli.ops.promotion import ShapeError, result_type
 
 _KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
@@ -124,18 +123,22 @@ def _setitem(self, key, value):
 
 @symbol(_setitem, methods=("__setitem__",), tags=(Tag.INPLACE,), name="setitem_")
 def setitem_(self, key, value):
-    """in place: self[key] = value, for keys of ints, slices, None and Ellipsis"""
+    """in place: self[key] = value, for every key torch takes: ints, slices with steps,
+    None, Ellipsis, index tensors and lists, masks, and their mixes"""
     self = expect_tensor(self, "item assignment")
-    bounds, selected, advanced = index_bounds(self, expand_key(self, key))
-    if advanced:
-        raise ShapeError("assignment through index tensors or masks is not traced yet; use torch.where or index_put")
-    if any(step != 1 for _, _, step in bounds):
-        raise ShapeError("assignment to a strided slice is not traced yet; build the tensor with torch.where")
-    region = tuple(stop - start for start, stop, _ in bounds)
-    if is_tensor(value):
-        update = prims.reshape(broadcast_to(convert(value, self.dtype), tuple(selected)), region)
+    plan = assignment(self, key)
+    value = convert(value, self.dtype)
+    if not is_tensor(value):
+        value = prims.full((), value, device=self.device, dtype=self.dtype)
+    starts, stops, steps = (tuple(part) for part in zip(*plan.bounds, strict=True)) if plan.bounds else ((), (), ())
+    whole = plan.bounds == tuple((0, n, 1) for n in self.shape)
+    region = self if whole else prims.slice(self, starts, stops, steps if any(s != 1 for s in steps) else None)
+    view = region if region.shape == plan.view_shape else prims.reshape(region, plan.view_shape)
+    if plan.indices is None:
+        written = broadcast_to(value, plan.view_shape)
     else:
-        update = prims.full(region, convert(value, self.dtype), device=self.device, dtype=self.dtype)
-    pads = tuple((start, size - stop) for (start, stop, _), size in zip(bounds, self.shape, strict=True))
-    inside = prims.pad(prims.full(region, True, device=self.device, dtype=dtypes.bool8), False, pads)
-    return prims.where(inside, prims.pad(update, convert(0, self.dtype), pads), self)
+        written = prims.index_put(view, plan.indices, value)
+    written = written if written.shape == region.shape else prims.reshape(written, region.shape)
+    if whole:
+        return _into(self, written, "item assignment")
+    return prims.slice_scatter(self, written, starts, stops, steps if any(s != 1 for s in steps) else None)

@@ -57,3 +57,40 @@ def _gather_meta(x: TensorValue, index: TensorValue, dim: int) -> TensorType:
 
 
 gather = prim("gather", _gather_meta, lambda x, index, dim: torch.gather(x, dim, index))
+
+
+# --- writing at indices -------------------------------------------------------------------
+
+
+def _index_put_meta(x: TensorValue, indices, values: TensorValue) -> TensorType:
+    if not isinstance(values, TensorValue) or values.dtype != x.dtype or values.device != x.device:
+        raise ShapeError("prims.index_put takes values of the tensor's own dtype and device")
+    consumed = 0
+    for index in indices:
+        if index is None:
+            consumed += 1
+            continue
+        if index.dtype == dtypes.bool8:
+            consumed += index.ndim  # a mask covers as many dimensions as it has
+        elif index.dtype in _INDEX_DTYPES:
+            consumed += 1
+        else:
+            raise ShapeError(f"prims.index_put needs int32, int64 or bool indices, got {index.dtype.name}")
+        if index.device != x.device:
+            raise ShapeError(f"prims.index_put: an index is on {index.device}, the tensor on {x.device}")
+    if consumed > x.ndim:
+        raise ShapeError(f"prims.index_put: too many indices for a tensor of dimension {x.ndim}")
+    return x.type
+
+
+def _index_put(x, indices, values):
+    # Python's own item assignment, None standing for a whole dimension: the kernel
+    # `x[key] = v` runs (zero-dim masks of zero-dim tensors too), on a copy.
+    out = x.clone()
+    out[tuple(slice(None) if index is None else index for index in indices)] = values
+    return out
+
+
+# x with values written where the indices (index tensors, masks, or None for a whole
+# dimension) select, as `x[indices] = values` does; the values broadcast as there.
+index_put = prim("index_put", _index_put_meta, _index_put)

@@ -102,3 +102,27 @@ def _pad(x, value, padding):
 
 pad = prim("pad", _pad_meta, _pad, doc="x surrounded by `value`: (low, high) amounts per dimension")
 
+
+
+# --- writing a slice -----------------------------------------------------------------
+
+
+def _slice_scatter_meta(x: TensorValue, src: TensorValue, start_indices, end_indices, strides=None) -> TensorType:
+    region = _slice_meta(x, start_indices, end_indices, strides)
+    if src.shape != region.shape or src.dtype != x.dtype or src.device != x.device:
+        raise ShapeError(
+            f"prims.slice_scatter writes a {x.dtype.short}{list(region.shape)} region of {list(x.shape)}, "
+            f"got {src.dtype.short}{list(src.shape)}"
+        )
+    return x.type
+
+
+def _slice_scatter(x: torch.Tensor, src: torch.Tensor, start_indices, end_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    out = x.clone()
+    out[tuple(builtins.slice(lo, hi, s) for lo, hi, s in zip(start_indices, end_indices, strides, strict=True))] = src
+    return out
+
+
+# The inverse of prims.slice: x with that region replaced by src, as a new value.
+slice_scatter = prim("slice_scatter", _slice_scatter_meta, _slice_scatter)
