@@ -119,9 +119,14 @@ def test_data_dependent_access_points_at_the_users_line():
     assert "data-dependent" in info.value.message
 
 
-def test_inplace_is_refused_clearly():
-    with pytest.raises(TracingError, match="in-place"):
-        trace_callable(lambda x: F.relu(x, inplace=True), (torch.randn(3),))
+def test_relu_inplace_writes_its_input():
+    # nn.ReLU(inplace=True): relu's result written into the input, which the caller sees.
+    program = trace_callable(lambda x: F.relu(x, inplace=True), (torch.randn(3),), name="fn")
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.relu", "ltorch.copy_"]
+    x = torch.randn(3)
+    expected = torch.relu(x)
+    compile_trace(program.trace)(x)
+    assert torch.equal(x, expected)
 
 
 def test_source_location_is_the_innermost_user_frame():

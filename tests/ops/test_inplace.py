@@ -4,6 +4,7 @@ refused. They decompose into other families' prims and have none of their own.""
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from tests.ops.harness import Case, T, case_adder, check_case
 from tracecli.core.errors import TracingError
@@ -134,6 +135,38 @@ def _augmented_index(x):
 
 case(("setitem_", "add_"), "augmented-index", _augmented_index, T("f32", (4, 3)))
 case("setitem_", "int-mask", _assign(lambda x: x > 2, 0), T("i64", (3, 2)), T("i64", ()))
+
+
+def _twin(method: str, *args):
+    def apply(x):
+        y = x.clone()
+        getattr(y, method)(*args)
+        return y
+
+    return apply
+
+
+# One rule for every in-place method whose out-of-place twin is modelled: the twin, then
+# its result written into the tensor (`ltorch.copy_`).
+for method, args, twin, domain in [
+    ("relu_", (), "relu", "any"), ("exp_", (), "exp", "any"), ("sigmoid_", (), "sigmoid", "any"),
+    ("clamp_", (-0.5, 0.5), "clamp", "any"), ("pow_", (2,), "pow", "any"), ("abs_", (), "abs", "any"),
+    ("tanh_", (), "tanh", "any"), ("sqrt_", (), "sqrt", "pos"), ("neg_", (), "neg", "any"),
+]:
+    case((twin, "copy_"), f"method-{method}", _twin(method, *args), T("f32", (3, 4), domain))
+case(("relu", "copy_"), "function-relu_", lambda x: (lambda y: (torch.relu_(y), y)[1])(x.clone()), T("f32", (5,)))
+case(("relu", "copy_"), "functional-inplace", lambda x: F.relu(x.clone(), inplace=True), T("f32", (5,)))
+case(("exp", "copy_"), "method-f16", _twin("exp_"), T("f16", (4,)))
+
+
+def test_inplace_results_follow_eagers_dtype_rules():
+    # An in-place op may not need a cast torch refuses: exp of an int tensor is float.
+    for fn in (_twin("exp_"), _twin("div_", 2)):
+        x = torch.arange(4)
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            fn(x)
+        with pytest.raises(TracingError, match="can't be cast"):
+            trace_callable(fn, (x,))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

@@ -16,6 +16,7 @@ from torch._ops import OpOverload, OpOverloadPacket
 
 from tracecli.ops import ltorch  # noqa: F401 - importing ltorch declares every form
 from tracecli.ops.forms import FORMS, OPAQUE
+from tracecli.ops.ltorch.inplace import written_in_place
 from tracecli.ops.opaque_effects import writes_first_argument
 
 # Calls answered from the proxy's own metadata: they record nothing.
@@ -48,6 +49,10 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
     if isinstance(func, (OpOverload, OpOverloadPacket)):
         return _aten(func)
     name = getattr(func, "__name__", "")
+    if _inplace_name(name) and getattr(func, "__module__", None) == "torch":
+        twin = FORMS.functions.get(getattr(torch, name[:-1], None))
+        if twin is not None:  # torch.relu_(x), the function form of x.relu_()
+            return "ltorch", _through_twin(twin.adapter, f"torch.{name}")
     qualname = getattr(func, "__qualname__", "")
     is_method = qualname.startswith(("Tensor.", "TensorBase.", "getset_descriptor."))
     if name == "__get__" and getattr(getattr(func, "__self__", None), "__name__", "") in TENSOR_PROPERTIES:
@@ -60,11 +65,35 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
         form = FORMS.methods.get(name)
         if form is not None:
             return "ltorch", form.adapter
+        twin = FORMS.methods.get(name[:-1]) if _inplace_name(name) else None
+        if twin is not None:
+            return "ltorch", _through_twin(twin.adapter, f"Tensor.{name}")
         if name.endswith("_") and not name.startswith("__") and not writes_first_argument(func):
             # Without a schema saying it writes its tensor, an opaque call would record a new
             # value but leave the user's tensor as it was. With one, it is an INPLACE op.
             return "unsupported-inplace", None
     return "opaque", None
+
+
+# In-place ops that change a tensor's shape or strides, not its data: no write to model.
+METADATA_INPLACE = frozenset({
+    "transpose_", "t_", "squeeze_", "unsqueeze_", "swapdims_", "swapaxes_", "as_strided_", "resize_", "resize_as_",
+})
+
+
+def _inplace_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and len(name) > 1 and name not in METADATA_INPLACE
+
+
+def _through_twin(out_of_place: Callable, op: str) -> Callable:
+    """One rule for every in-place method whose out-of-place twin is modelled: the twin's
+    result, written into the tensor as eager's in-place ops do."""
+
+    def adapter(self, *args, **kwargs):
+        result = out_of_place(self, *args, **kwargs)
+        return OPAQUE if result is OPAQUE else written_in_place(self, result, op)
+
+    return adapter
 
 
 def _aten(op: OpOverload | OpOverloadPacket) -> tuple[str, Callable | None]:

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.ops import prims
-from tracecli.ops.forms import UnsupportedCall
 from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, float_dtype_for, symbol, torch_form
+from tracecli.ops.ltorch.inplace import written_in_place
 from tracecli.ops.promotion import ShapeError
 
 
@@ -65,20 +65,14 @@ def gelu(input, approximate="none"):
     return _in_compute_dtype(input, exact if approximate == "none" else tanh_approx)
 
 
-def _no_inplace(name: str, inplace: bool) -> None:
-    if inplace:
-        raise UnsupportedCall(f"{name}(..., inplace=True) mutates its input; in-place operations are not traced yet")
-
-
 @torch_form(F.relu)
 def _relu(input, inplace=False):
-    _no_inplace("relu", inplace)
-    return relu(input)
+    # inplace=True (nn.ReLU(inplace=True)) writes the result into the input, as relu_ does.
+    return written_in_place(input, relu(input), "relu") if inplace else relu(input)
 
 
 def _silu(input, inplace=False):
-    _no_inplace("silu", inplace)
-    return silu(input)
+    return written_in_place(input, silu(input), "silu") if inplace else silu(input)
 
 
 @symbol(F.silu, adapter=_silu)

@@ -41,6 +41,19 @@ def _check_castable(self, other, op: str) -> None:
         raise ShapeError(f"{op}: result type {dtype.name} can't be cast to the tensor's {self.dtype.name}")
 
 
+def written_in_place(self, result, op: str):
+    """The generic in-place form of an op (`x.relu_()`, `F.relu(x, inplace=True)`): its
+    out-of-place result written into `self`, under eager's rules for in-place results
+    (the shape stays, and the dtype may not need a cast torch refuses)."""
+    self = expect_tensor(self, op)
+    if not is_tensor(result) or result.shape != self.shape:
+        shape = list(result.shape) if is_tensor(result) else type(result).__name__
+        raise ShapeError(f"{op}: the result's shape {shape} does not match the tensor's {list(self.shape)}")
+    if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[self.dtype.kind]:
+        raise ShapeError(f"{op}: result type {result.dtype.name} can't be cast to the tensor's {self.dtype.name}")
+    return copy_(self, result)
+
+
 def _add_(self, other, *, alpha=1):
     return self.add_(other, alpha=alpha)
 
