@@ -153,10 +153,10 @@ for method, args, twin, domain in [
     ("clamp_", (-0.5, 0.5), "clamp", "any"), ("pow_", (2,), "pow", "any"), ("abs_", (), "abs", "any"),
     ("tanh_", (), "tanh", "any"), ("sqrt_", (), "sqrt", "pos"), ("neg_", (), "neg", "any"),
 ]:
-    case((twin, "copy_"), f"method-{method}", _twin(method, *args), T("f32", (3, 4), domain))
-case(("relu", "copy_"), "function-relu_", lambda x: (lambda y: (torch.relu_(y), y)[1])(x.clone()), T("f32", (5,)))
-case(("relu", "copy_"), "functional-inplace", lambda x: F.relu(x.clone(), inplace=True), T("f32", (5,)))
-case(("exp", "copy_"), "method-f16", _twin("exp_"), T("f16", (4,)))
+    case(("copy_", twin), f"method-{method}", _twin(method, *args), T("f32", (3, 4), domain))
+case(("copy_", "relu"), "function-relu_", lambda x: (lambda y: (torch.relu_(y), y)[1])(x.clone()), T("f32", (5,)))
+case(("copy_", "relu"), "functional-inplace", lambda x: F.relu(x.clone(), inplace=True), T("f32", (5,)))
+case(("copy_", "exp"), "method-f16", _twin("exp_"), T("f16", (4,)))
 
 
 def test_inplace_results_follow_eagers_dtype_rules():
