@@ -224,17 +224,69 @@ def _write_through_view(x):
     return x * 2
 
 
-def _read_stale_view(x):
+def _read_view_after_write(x):
     x = x.clone()
     flat = x.reshape(6)
     x.mul_(2)
     return flat + 1
 
 
-@pytest.mark.parametrize("fn", [_write_through_view, _read_stale_view])
-def test_writes_through_views_are_refused_clearly(fn):
-    with pytest.raises(TracingError, match="shares memory with one modified in place at .*test_inplace.py"):
-        trace_callable(fn, (torch.randn(2, 3),))
+def _augmented_row(x):
+    t = x.clone()
+    t[0] += 1
+    h = t[:2]
+    h *= 2
+    return t
+
+
+def _loop_of_row_writes(x):
+    y = x.clone()
+    for i in range(2):
+        y[i].mul_(i + 1)
+    return y
+
+
+# Writes through views reach their base, and views read later are taken again from it.
+case(("add_", "reshape"), "through-reshape", _write_through_view, T("f32", (2, 3)))
+case(("mul_", "reshape"), "view-read-after-write", _read_view_after_write, T("f32", (2, 3)))
+case(("add_", "setitem_"), "augmented-row", _augmented_row, T("f32", (3, 4)))
+case(("mul_", "setitem_"), "row-writes-in-a-loop", _loop_of_row_writes, T("f32", (2, 3)))
+case(("add_", "copy_"), "input-through-transpose", lambda x: (x.t().add_(1), x * 1)[1], T("f32", (3, 3)))
+
+
+def _through_reshape_of_transpose(x):
+    y = x.clone().t()
+    y.reshape(-1).add_(1)  # torch copies here (y is not contiguous): the write may not reach y
+    return y
+
+
+def _read_reshape_of_transpose(x):
+    y = x.clone().t()
+    flat = y.reshape(-1)
+    y.mul_(2)
+    return flat
+
+
+def _through_expand(x):
+    y = x.clone()
+    y.expand(3, 3).add_(1)
+    return y
+
+
+def _overlapping(x):
+    y = x.clone()
+    y.mul_(y.t())
+    return y
+
+
+@pytest.mark.parametrize(("fn", "message"), [
+    (_through_reshape_of_transpose, "may not be contiguous"), (_read_reshape_of_transpose, "may have copied"),
+    (_through_expand, "repeats or mixes"), (_overlapping, "partly overlapping"),
+], ids=["write-reshape-maybe-copy", "read-reshape-maybe-copy", "write-expanded", "overlap"])
+def test_writes_tracing_cannot_follow_are_refused_at_the_line(fn, message):
+    with pytest.raises(TracingError, match=message) as info:
+        trace_callable(fn, (torch.randn(3, 3),) if fn is not _through_expand else (torch.randn(3),))
+    assert info.value.line is not None and "test_inplace.py" in info.value.file
 
 
 def test_unmodelled_inplace_methods_are_opaque_writes_of_their_tensor():

@@ -27,6 +27,7 @@ from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.frontend.aliasing import AliasError, Aliasing
 from tracecli.frontend.arguments import (
     argument_inputs,
     bind_entry,
@@ -37,13 +38,12 @@ from tracecli.frontend.arguments import (
 )
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.hints import HintTracker
-from tracecli.frontend.mutation import MutationTracker, StaleRead
 from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
-from tracecli.ops import torch_map
+from tracecli.ops import ltorch, torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError
@@ -108,7 +108,7 @@ class _Tracer:
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
         self.homes: list[tuple[torch.Tensor, Callable]] = []  # captured tensor, how to find where it was found
         self.in_torch_call = 0
-        self.mutations = MutationTracker()
+        self.aliasing = Aliasing()
         self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
@@ -129,7 +129,11 @@ class _Tracer:
 
     def _leaf_value(self, obj):
         if isinstance(obj, TensorProxy):
-            return obj.value
+            value = obj.value
+            if self.aliasing.stale(value):
+                # A view read after its base was written: taken again from the base, here.
+                value = self._refreshed(obj)
+            return value
         if isinstance(obj, torch.Tensor):
             return self.known.get(id(obj)) or self.lift(obj)
         if isinstance(obj, torch.dtype):
@@ -164,7 +168,7 @@ class _Tracer:
         (a module's `_flat_weights` list holds its parameters outside `_parameters`)."""
         self.known[id(tensor)] = value
         self.real_of[value.name] = tensor
-        self.mutations.observable.add(value.name)
+        self.aliasing.input(value, tensor.is_contiguous())
 
     # -- handlers ----------------------------------------------------------------
 
@@ -182,39 +186,52 @@ class _Tracer:
         # Called by user code directly (a saved trace traced again): it holds proxies.
         if len(self.recorder.scopes) == 1 and not self.in_torch_call:
             vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
-            self._check_reads(values_in((vargs, vkwargs)))
             start = len(self.recorder.bsyms)
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)
             return self.to_proxies(out)
         return self._record(sym, args, kwargs)
 
-    def _check_reads(self, values: list) -> None:
+    def _refreshed(self, proxy: TensorProxy) -> TensorValue:
         try:
-            self.mutations.check_reads(values)
-        except StaleRead as exc:
+            value = self.aliasing.refreshed(proxy.value, self._record_top)
+        except AliasError as exc:
             raise _error_at_user_line(str(exc)) from exc
+        self._rebind(proxy.value, value)
+        return value
+
+    def _record_top(self, sym: Symbol, args: tuple, kwargs: dict):
+        """Record a call of our own at the top level (a write back into a base, a view
+        taken again), following the views and writes it makes as the user's are."""
+        start = len(self.recorder.bsyms)
+        out = self._record(sym, args, kwargs)
+        self._after_top_level(start)
+        return out
 
     def _after_top_level(self, start: int) -> None:
-        """Follow views and in-place writes among the bound symbols just recorded."""
+        """Follow views and in-place writes among the bound symbols just recorded (the
+        writes back into bases that those make are recorded and followed on the way)."""
         for bsym in self.recorder.bsyms[start:]:
             try:
-                written = self.mutations.after(bsym)
-            except StaleRead as exc:
+                written = self.aliasing.note(bsym)
+                if written is not None:
+                    self._rebind(*written)
+                    self.aliasing.written(*written, self._record_top)
+            except AliasError as exc:
                 raise _error_at_user_line(str(exc)) from exc
-            if written is not None:
-                old, new = written
-                proxy = self.proxies.pop(old.name, None)
-                if proxy is not None:
-                    # The user's tensor object now stands for the new value.
-                    proxy.value = new
-                    self.proxies[new.name] = proxy
-                    self.hints.rebound(user_frame(sys._getframe(1)), new, proxy)
-                real = self.real_of.get(old.name)
-                if real is not None:
-                    # A captured tensor written in place (a global counter): later reads of it
-                    # see the new value, and the compiled trace writes the real one as eager does.
-                    self.stand_for(real, new)
+
+    def _rebind(self, old: TensorValue, new: TensorValue) -> None:
+        proxy = self.proxies.pop(old.name, None)
+        if proxy is not None:
+            # The user's tensor object now stands for the new value.
+            proxy.value = new
+            self.proxies[new.name] = proxy
+            self.hints.rebound(user_frame(sys._getframe(2)), new, proxy)
+        real = self.real_of.get(old.name)
+        if real is not None:
+            # A captured tensor written in place (a global counter): later reads of it
+            # see the new value, and the compiled trace writes the real one as eager does.
+            self.stand_for(real, new)
 
     def _record(self, sym: Symbol, args, kwargs):
         try:
@@ -241,7 +258,6 @@ class _Tracer:
         # Most calls have no keyword arguments: skip walking an empty dict.
         vargs, vkwargs = self.to_values(args), self.to_values(kwargs) if kwargs else kwargs
         read = values_in((vargs, vkwargs))
-        self._check_reads(read)
         start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
             # `out=` writes into a given tensor: left to torch. Without one, the call is
@@ -250,6 +266,8 @@ class _Tracer:
                 kind = "opaque"
             else:
                 vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
+        if kind == "ltorch" and adapter is ltorch.setitem_ and _puts_back(self.aliasing, vargs):
+            return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
             self.in_torch_call += 1
             try:
@@ -270,6 +288,11 @@ class _Tracer:
         out = self._record(opaque_symbol(func), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
+
+
+def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
+    """Whether `target[key] = value` puts a view back where it is (`t[k] += 1` ends so)."""
+    return len(vargs) == 3 and isinstance(vargs[2], TensorValue) and aliasing.same_place(*vargs)
 
 
 def _makes_tensors(func, vargs, vkwargs) -> bool:
@@ -385,7 +408,9 @@ def trace_callable(
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
     tracer = _Tracer(registry, device or "cpu", scopes)
-    tracer.mutations.observable.update(v.name for v in input_values if isinstance(v, TensorValue))
+    for value, obj in zip(input_values, input_objs, strict=True):
+        if isinstance(value, TensorValue):
+            tracer.aliasing.input(value, obj.is_contiguous())
     # The entry is called exactly as the user's inputs would call it (defaults stay
     # implicit: decorators that inject keyword arguments must still see them missing),
     # with each input tensor replaced by its proxy.
@@ -425,12 +450,13 @@ def trace_callable(
                 "the numbers drawn now as constants, the same on every call; draw with torch instead "
                 "(torch.rand, torch.randint, torch.randperm), which the trace runs on every call"
             )
-        output = tracer.to_values(result)
-        entry_name = getattr(fn, "__name__", type(fn).__name__)
         try:
-            tracer.mutations.check_reads(values_in(output))
-        except StaleRead as exc:
-            raise _error_at_entry(fn, f"{exc} (in what {entry_name} returns)") from exc
+            output = tracer.to_values(result)  # views of tensors written since are taken again
+        except TracingError as exc:
+            if exc.line is not None:
+                raise
+            raise _error_at_entry(fn, f"{exc.message} (in what the entry returns)") from exc
+        entry_name = getattr(fn, "__name__", type(fn).__name__)
         hidden = hidden_tensor(output)
         if hidden is not None:
             raise _error_at_entry(
