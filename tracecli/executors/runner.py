@@ -234,7 +234,8 @@ def _signature(args: tuple, kwargs: dict) -> tuple:
 
 def _leaf_signature(obj) -> tuple:
     if isinstance(obj, torch.Tensor):
-        return ("tensor", tuple(obj.shape), obj.dtype, str(obj.device))
+        # Contiguity too: whether a reshape of it is a view (which writes reach) depends on it.
+        return ("tensor", tuple(obj.shape), obj.dtype, str(obj.device), obj.is_contiguous())
     return (type(obj).__name__, obj if isinstance(obj, (int, float, bool, str, type(None))) else id(obj))
 
 
