@@ -108,25 +108,31 @@ def index_bounds(x: TensorValue, items: list) -> tuple[list[tuple[int, int, int]
             shape.append(1)
             continue
         size = x.shape[dim]
-        if isinstance(item, int):
-            i = item + size if item < 0 else item
-            if not 0 <= i < size:
-                raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            bounds.append((i, i + 1, 1))
-        elif isinstance(item, slice):
-            step = 1 if item.step is None else item.step
-            if step <= 0:
-                raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
-            start, stop, _ = slice(item.start, item.stop, step).indices(size)
-            stop = max(start, stop)
+        if isinstance(item, (int, slice)):
+            start, stop, step = _basic_bounds(item, size, dim)
             bounds.append((start, stop, step))
-            shape.append(len(range(start, stop, step)))
+            if isinstance(item, slice):
+                shape.append(len(range(start, stop, step)))
         else:
             bounds.append((0, size, 1))
             advanced.append((len(shape), item))
             shape.append(size)
         dim += 1
     return bounds, shape, advanced
+
+
+def _basic_bounds(item: int | slice, size: int, dim: int) -> tuple[int, int, int]:
+    """(start, stop, step) that an int or a slice selects in a dimension of that size."""
+    if isinstance(item, int):
+        i = item + size if item < 0 else item
+        if not 0 <= i < size:
+            raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+        return i, i + 1, 1
+    step = 1 if item.step is None else item.step
+    if step <= 0:
+        raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
+    start, stop, _ = slice(item.start, item.stop, step).indices(size)
+    return start, max(start, stop), step
 
 
 def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
@@ -368,19 +374,9 @@ def assignment(x: TensorValue, key) -> Assignment:
             indices.append(index)
             dim += taken
             continue
-        size = x.shape[dim]
-        if isinstance(item, int):
-            i = item + size if item < 0 else item
-            if not 0 <= i < size:
-                raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-            bounds.append((i, i + 1, 1))
-        else:
-            step = 1 if item.step is None else item.step
-            if step <= 0:
-                raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
-            start, stop, _ = slice(item.start, item.stop, step).indices(size)
-            stop = max(start, stop)
-            bounds.append((start, stop, step))
+        start, stop, step = _basic_bounds(item, x.shape[dim], dim)
+        bounds.append((start, stop, step))
+        if isinstance(item, slice):
             view_shape.append(len(range(start, stop, step)))
             indices.append(None)
         dim += 1
