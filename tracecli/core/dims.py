@@ -1,0 +1,843 @@
+"""Symbolic dims: integer expressions over named sizes (`n`, `n*m//2`).
+
+A shape entry is an `int` or a `Dim`. A `Dim` is a polynomial with integer
+coefficients over atoms: size symbols, and floor divisions / remainders that do not
+simplify. Arithmetic normalises as it goes, so two expressions that are equal as
+polynomials are the same object structurally (`n*4//2` is `2*n`), and an expression
+that reduces to a constant is a plain `int`: static shapes never hold a `Dim`.
+
+Outside tracing, comparisons are structural (the IR compares and hashes dims as
+data). While a `DimEnv` is active (`with env:`), a comparison that shapes alone do not
+decide takes the example sizes' answer and records it as a guard: the trace is valid
+only where the guard holds. Everything here is plain Python; no torch.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+# -- atoms ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    name: str
+
+    def text(self) -> str:
+        return self.name
+
+    def sort_key(self) -> tuple:
+        return (0, self.name)
+
+
+# Atoms holding expressions compare structurally: a dataclass's `==` would compare the
+# expressions with Dim's `==`, which while tracing decides (and guards) sizes.
+@dataclass(frozen=True, slots=True, eq=False)
+class FloorDiv:
+    num: Dim
+    den: int | Dim
+
+    def text(self) -> str:
+        return f"{_operand(self.num, True)}//{_operand(self.den, False)}"
+
+    def sort_key(self) -> tuple:
+        return (1, self.text())
+
+    def __eq__(self, other) -> bool:
+        return type(other) is FloorDiv and _same(self.num, other.num) and _same(self.den, other.den)
+
+    def __hash__(self) -> int:
+        return hash((1, self.num, self.den))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Mod:
+    num: Dim
+    den: int | Dim
+
+    def text(self) -> str:
+        return f"{_operand(self.num, True)}%{_operand(self.den, False)}"
+
+    def sort_key(self) -> tuple:
+        return (2, self.text())
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Mod and _same(self.num, other.num) and _same(self.den, other.den)
+
+    def __hash__(self) -> int:
+        return hash((2, self.num, self.den))
+
+
+def _same(a: int | Dim, b: int | Dim) -> bool:
+    if isinstance(a, Dim) or isinstance(b, Dim):
+        return isinstance(a, Dim) and a.same(b)
+    return a == b
+
+
+Atom = Sym | FloorDiv | Mod
+Monomial = tuple[tuple[Atom, int], ...]  # (atom, power) sorted by atom; () is the constant term
+Terms = dict  # Monomial -> nonzero int coefficient
+
+
+def _operand(x: int | Dim, left: bool) -> str:
+    """An expression as an operand of `//` or `%`, bracketed where Python needs it: a
+    product of symbols reads left to right (`m*n//2`), a sum or a division does not."""
+    if isinstance(x, int):
+        return str(x) if x >= 0 else f"({x})"
+    if len(x.terms) == 1:
+        ((mono, coeff),) = x.terms
+        if all(isinstance(atom, Sym) for atom, _ in mono) and (left or (coeff == 1 and len(mono) == 1)):
+            return x.text()
+    return f"({x.text()})"
+
+
+# -- expressions ---------------------------------------------------------------------
+
+
+class Dim:
+    """A symbolic integer. Build with `Dim.symbol(name)` and arithmetic; never mutate."""
+
+    __slots__ = ("terms", "_hash")
+
+    terms: tuple[tuple[Monomial, int], ...]
+
+    def __init__(self, terms: tuple[tuple[Monomial, int], ...]):
+        object.__setattr__(self, "terms", terms)
+        object.__setattr__(self, "_hash", hash(terms))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Dim is immutable")
+
+    @staticmethod
+    def symbol(name: str) -> Dim:
+        return Dim(((((Sym(name), 1),), 1),))
+
+    # -- structure -----------------------------------------------------------------
+
+    def same(self, other: object) -> bool:
+        """Structural equality, whatever environment is active."""
+        return isinstance(other, Dim) and self._hash == other._hash and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def symbols(self) -> set[str]:
+        return set(_atom_symbols(self))
+
+    def as_symbol(self) -> str | None:
+        """The symbol's name when this expression is one symbol, else None."""
+        if len(self.terms) == 1:
+            ((mono, coeff),) = self.terms
+            if coeff == 1 and len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], Sym):
+                return mono[0][0].name
+        return None
+
+    def text(self) -> str:
+        """Python source for the expression (compact: `n*m//2 + 1`)."""
+        parts = []
+        for mono, coeff in self.terms:
+            body = _mono_text(mono, abs(coeff))
+            if not parts:
+                # `-(n//2)`, not `-n//2`, which Python reads as `(-n)//2`.
+                bracket = coeff < 0 and any(not isinstance(atom, Sym) for atom, _ in mono) and coeff == -1
+                parts.append(body if coeff > 0 else (f"-({body})" if bracket else f"-{body}"))
+            else:
+                parts.append(f" + {body}" if coeff > 0 else f" - {body}")
+        return "".join(parts)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return format(int(self), spec) if spec else self.text()
+
+    # -- arithmetic ----------------------------------------------------------------
+
+    def __add__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "add", False)
+        return _make(_add_terms(_terms(self), _terms(other), 1))
+
+    def __radd__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "add", True)
+        return _make(_add_terms(_terms(other), _terms(self), 1))
+
+    def __sub__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "sub", False)
+        return _make(_add_terms(_terms(self), _terms(other), -1))
+
+    def __rsub__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "sub", True)
+        return _make(_add_terms(_terms(other), _terms(self), -1))
+
+    def __mul__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "mul", False)
+        return _make(_mul_terms(_terms(self), _terms(other)))
+
+    def __rmul__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "mul", True)
+        return _make(_mul_terms(_terms(other), _terms(self)))
+
+    def __floordiv__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "floordiv", False)
+        return floordiv(self, other)
+
+    def __rfloordiv__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "floordiv", True)
+        return floordiv(other, self)
+
+    def __mod__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "mod", False)
+        return mod(self, other)
+
+    def __rmod__(self, other):
+        if not _is_int(other):
+            return _foreign(self, other, "mod", True)
+        return mod(other, self)
+
+    def __pow__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and other >= 0:
+            result: int | Dim = 1
+            for _ in range(other):
+                result = result * self
+            return result
+        return _foreign(self, other, "pow", False)
+
+    def __rpow__(self, other):
+        return _foreign(self, other, "pow", True)
+
+    def __truediv__(self, other):
+        return _foreign(self, other, "truediv", False)
+
+    def __rtruediv__(self, other):
+        return _foreign(self, other, "truediv", True)
+
+    def __neg__(self):
+        return _make({mono: -coeff for mono, coeff in self.terms})
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self if self >= 0 else -self
+
+    def __trunc__(self):
+        return self
+
+    __floor__ = __ceil__ = __round__ = __trunc__
+
+    # -- comparisons: structural outside tracing, decided (or guarded) inside ------
+
+    def __eq__(self, other):
+        if not _is_int(other):
+            return NotImplemented
+        if self.same(other):
+            return True
+        env = active()
+        return env.decide("==", self, other) if env is not None else False
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __lt__(self, other):
+        return _compare("<", self, other)
+
+    def __le__(self, other):
+        return _compare("<=", self, other)
+
+    def __gt__(self, other):
+        return _compare(">", self, other)
+
+    def __ge__(self, other):
+        return _compare(">=", self, other)
+
+    def __bool__(self) -> bool:
+        return self != 0
+
+    # -- leaving the symbolic world ------------------------------------------------
+
+    def __index__(self) -> int:
+        env = active()
+        if env is None:
+            raise TypeError(f"the symbolic dim {self.text()} has no value outside tracing")
+        return env.index(self)
+
+    def __int__(self) -> int:
+        return self.__index__()
+
+    def __float__(self) -> float:
+        return float(self.__index__())
+
+
+def is_dim(x: object) -> bool:
+    return isinstance(x, Dim)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, Dim) or (isinstance(x, int) and not isinstance(x, bool)) or isinstance(x, bool)
+
+
+def _compare(op: str, a: Dim, b) -> bool:
+    if not _is_int(b):
+        return NotImplemented
+    d = a - b
+    if isinstance(d, int):
+        return _OPS[op](d, 0)
+    env = active()
+    if env is None:
+        decided = _decide_by_range(op, d, lambda name: (2, math.inf))
+        if decided is None:
+            raise TypeError(f"cannot order the symbolic dims {a.text()} and {_text(b)} outside tracing")
+        return decided
+    return env.decide(op, a, b)
+
+
+def _foreign(dim: Dim, other, op: str, reflected: bool):
+    """Arithmetic with something other than an int: a float leaves the symbolic world
+    (the dim takes its example value, guarded); anything else (a traced tensor) is the
+    active environment's to handle."""
+    if isinstance(other, float):
+        value = float(dim)
+        fn = _FLOAT_OPS[op]
+        return fn(other, value) if reflected else fn(value, other)
+    env = active()
+    if env is not None and env.foreign is not None:
+        return env.foreign(op, dim, other, reflected)
+    return NotImplemented
+
+
+_OPS: dict[str, Callable[[int, int], bool]] = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
+_NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_FLOAT_OPS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "floordiv": operator.floordiv,
+    "mod": operator.mod, "pow": operator.pow, "truediv": operator.truediv,
+}
+
+
+def _text(x: int | Dim) -> str:
+    return x.text() if isinstance(x, Dim) else str(int(x))
+
+
+# -- polynomial arithmetic -------------------------------------------------------------
+
+
+def _terms(x: int | Dim) -> Terms:
+    if isinstance(x, Dim):
+        return dict(x.terms)
+    x = int(x)
+    return {(): x} if x else {}
+
+
+def _make(terms: Terms) -> int | Dim:
+    terms = {mono: coeff for mono, coeff in terms.items() if coeff}
+    if not terms:
+        return 0
+    if len(terms) == 1 and () in terms:
+        return terms[()]
+    return Dim(tuple(sorted(terms.items(), key=_term_key)))
+
+
+def _term_key(item) -> tuple:
+    mono, _ = item
+    # Higher degree first, then by atoms; the constant last.
+    degree = sum(power for _, power in mono)
+    return (-degree, tuple((atom.sort_key(), -power) for atom, power in mono))
+
+
+def _add_terms(a: Terms, b: Terms, sign: int) -> Terms:
+    out = dict(a)
+    for mono, coeff in b.items():
+        out[mono] = out.get(mono, 0) + sign * coeff
+    return out
+
+
+def _mul_mono(a: Monomial, b: Monomial) -> Monomial:
+    powers: dict[Atom, int] = dict(a)
+    for atom, power in b:
+        powers[atom] = powers.get(atom, 0) + power
+    return tuple(sorted(powers.items(), key=lambda item: item[0].sort_key()))
+
+
+def _mul_terms(a: Terms, b: Terms) -> Terms:
+    out: Terms = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            mono = _mul_mono(ma, mb)
+            out[mono] = out.get(mono, 0) + ca * cb
+    return out
+
+
+def _divide_mono(a: Monomial, b: Monomial) -> Monomial | None:
+    """a / b when b's atoms divide a's, else None."""
+    powers = dict(a)
+    for atom, power in b:
+        left = powers.get(atom, 0) - power
+        if left < 0:
+            return None
+        if left:
+            powers[atom] = left
+        else:
+            powers.pop(atom)
+    return tuple(sorted(powers.items(), key=lambda item: item[0].sort_key()))
+
+
+def _exact_quotient(num: Terms, den: Terms) -> Terms | None:
+    """num / den when den is one term dividing every term of num exactly."""
+    if len(den) != 1:
+        return None
+    ((dmono, dcoeff),) = den.items()
+    out: Terms = {}
+    for mono, coeff in num.items():
+        quotient = _divide_mono(mono, dmono)
+        if quotient is None or coeff % dcoeff:
+            return None
+        out[quotient] = coeff // dcoeff
+    return out
+
+
+def floordiv(a: int | Dim, b: int | Dim) -> int | Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    if isinstance(b, int):
+        if b == 0:
+            raise ZeroDivisionError("integer division by zero")
+        if b == 1:
+            return a
+        if b > 0:
+            # (b*q + r) // b == q + r // b for integer q: pull the multiples of b out.
+            quotient: Terms = {}
+            rest: Terms = {}
+            for mono, coeff in _terms(a).items():
+                q, r = divmod(coeff, b)
+                if q:
+                    quotient[mono] = q
+                if r:
+                    rest[mono] = r
+            if not rest:
+                return _make(quotient)
+            rest_dim = _make(rest)
+            if isinstance(rest_dim, int):
+                return _make(_add_terms(quotient, _terms(rest_dim // b), 1))
+            inner = _nested_floordiv(rest_dim, b)
+            return _make(_add_terms(quotient, _terms(inner), 1))
+        return _atom(FloorDiv(_as_dim(a), b))
+    if isinstance(a, Dim) and a.same(b):
+        return 1
+    exact = _exact_quotient(_terms(a), _terms(b))
+    if exact is not None:
+        return _make(exact)
+    return _atom(FloorDiv(_as_dim(a), b))
+
+
+def _nested_floordiv(a: Dim, b: int) -> Dim:
+    # (x // c) // b == x // (c*b) for positive c and b.
+    if len(a.terms) == 1:
+        ((mono, coeff),) = a.terms
+        if coeff == 1 and len(mono) == 1 and mono[0][1] == 1:
+            atom = mono[0][0]
+            if isinstance(atom, FloorDiv) and isinstance(atom.den, int) and atom.den > 0:
+                return floordiv(atom.num, atom.den * b)
+    return _atom(FloorDiv(a, b))
+
+
+def mod(a: int | Dim, b: int | Dim) -> int | Dim:
+    if isinstance(a, int) and isinstance(b, int):
+        return a % b
+    if isinstance(b, int):
+        if b == 0:
+            raise ZeroDivisionError("integer modulo by zero")
+        if b == 1 or b == -1:
+            return 0
+        if b > 0:
+            rest = {mono: coeff % b for mono, coeff in _terms(a).items()}
+            rest_dim = _make(rest)
+            if isinstance(rest_dim, int):
+                return rest_dim % b
+            return _atom(Mod(rest_dim, b))
+        return _atom(Mod(_as_dim(a), b))
+    if isinstance(a, Dim) and a.same(b):
+        return 0
+    if _exact_quotient(_terms(a), _terms(b)) is not None:
+        return 0
+    return _atom(Mod(_as_dim(a), b))
+
+
+def _as_dim(x: int | Dim) -> Dim:
+    return x if isinstance(x, Dim) else Dim((((), int(x)),))
+
+
+def _atom(atom: Atom) -> Dim:
+    return Dim(((((atom, 1),), 1),))
+
+
+def _mono_text(mono: Monomial, coeff: int) -> str:
+    factors = [] if coeff == 1 and mono else [str(coeff)]
+    for atom, power in mono:
+        text = atom.text()
+        if not isinstance(atom, Sym) and (len(mono) > 1 or power > 1 or coeff != 1):
+            text = f"({text})"
+        factors.append(text if power == 1 else f"{text}**{power}")
+    return "*".join(factors)
+
+
+def _atom_symbols(x: int | Dim) -> Iterator[str]:
+    if isinstance(x, int):
+        return
+    for mono, _ in x.terms:
+        for atom, _ in mono:
+            if isinstance(atom, Sym):
+                yield atom.name
+            else:
+                yield from _atom_symbols(atom.num)
+                yield from _atom_symbols(atom.den)
+
+
+# -- evaluation and substitution ---------------------------------------------------------
+
+
+def evaluate(x: int | Dim, values: dict[str, int]) -> int:
+    """The expression's value with each symbol given (KeyError names a missing one)."""
+    if isinstance(x, int):
+        return x
+    total = 0
+    for mono, coeff in x.terms:
+        product = coeff
+        for atom, power in mono:
+            product *= _atom_value(atom, values) ** power
+        total += product
+    return total
+
+
+def _atom_value(atom: Atom, values: dict[str, int]) -> int:
+    if isinstance(atom, Sym):
+        return values[atom.name]
+    num, den = evaluate(atom.num, values), evaluate(atom.den, values)
+    return num // den if isinstance(atom, FloorDiv) else num % den
+
+
+def substitute(x, mapping: dict[str, int | Dim]):
+    """`x` (a dim, or anything else, returned as it is) with symbols replaced."""
+    if not isinstance(x, Dim) or not mapping:
+        return x
+    result: int | Dim = 0
+    for mono, coeff in x.terms:
+        product: int | Dim = coeff
+        for atom, power in mono:
+            product = product * _substitute_atom(atom, mapping) ** power
+        result = result + product
+    return result
+
+
+def _substitute_atom(atom: Atom, mapping) -> int | Dim:
+    if isinstance(atom, Sym):
+        return mapping.get(atom.name, _atom(atom))
+    num, den = substitute(atom.num, mapping), substitute(atom.den, mapping)
+    return floordiv(num, den) if isinstance(atom, FloorDiv) else mod(num, den)
+
+
+def shape_text(shape) -> str:
+    """`n, 4` for a shape of dims and ints."""
+    return ", ".join(_text(d) for d in shape)
+
+
+def dims_in(obj) -> Iterator[Dim]:
+    """Every Dim inside nested tuples/lists/dicts/slices."""
+    if isinstance(obj, Dim):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from dims_in(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from dims_in(item)
+    elif isinstance(obj, slice):
+        yield from dims_in((obj.start, obj.stop, obj.step))
+
+
+def symbols_in(obj) -> set[str]:
+    names: set[str] = set()
+    for dim in dims_in(obj):
+        names.update(_atom_symbols(dim))
+    return names
+
+
+# -- ranges -----------------------------------------------------------------------------
+
+Interval = tuple[float, float]
+
+
+def interval(x: int | Dim, ranges: Callable[[str], Interval]) -> Interval:
+    """Bounds on the expression given bounds on each symbol (possibly loose)."""
+    if isinstance(x, int):
+        return (x, x)
+    lo = hi = 0.0
+    for mono, coeff in x.terms:
+        m_lo, m_hi = float(coeff), float(coeff)
+        for atom, power in mono:
+            a_lo, a_hi = _atom_interval(atom, ranges)
+            for _ in range(power):
+                m_lo, m_hi = _mul_interval((m_lo, m_hi), (a_lo, a_hi))
+        lo, hi = lo + m_lo, hi + m_hi
+    return (lo, hi)
+
+
+def _atom_interval(atom: Atom, ranges) -> Interval:
+    if isinstance(atom, Sym):
+        return ranges(atom.name)
+    n_lo, n_hi = interval(atom.num, ranges)
+    d_lo, d_hi = interval(atom.den, ranges)
+    if d_lo <= 0:
+        return (-math.inf, math.inf)
+    if isinstance(atom, Mod):
+        return (0, d_hi - 1)
+    if n_lo < 0:
+        return (-math.inf, math.inf)
+    return (math.floor(n_lo / d_hi) if d_hi != math.inf else 0, math.floor(n_hi / d_lo) if n_hi != math.inf else math.inf)
+
+
+def _mul_interval(a: Interval, b: Interval) -> Interval:
+    products = [_mul(x, y) for x in a for y in b]
+    return (min(products), max(products))
+
+
+def _mul(x: float, y: float) -> float:
+    if x == 0 or y == 0:
+        return 0.0
+    return x * y
+
+
+def _decide_by_range(op: str, d: Dim, ranges) -> bool | None:
+    """`d OP 0` when the bounds settle it, else None."""
+    lo, hi = interval(d, ranges)
+    if op == "==":
+        return False if (lo > 0 or hi < 0) else (True if lo == hi == 0 else None)
+    if op == "!=":
+        return True if (lo > 0 or hi < 0) else (False if lo == hi == 0 else None)
+    if op == "<":
+        return True if hi < 0 else (False if lo >= 0 else None)
+    if op == "<=":
+        return True if hi <= 0 else (False if lo > 0 else None)
+    if op == ">":
+        return True if lo > 0 else (False if hi <= 0 else None)
+    return True if lo >= 0 else (False if hi < 0 else None)
+
+
+# -- guards and the environment -------------------------------------------------------------
+
+
+class DimError(ValueError):
+    """Code needs a named dim to be something it was not declared to be."""
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """`lhs OP rhs`, which the trace assumes; with why and where it was assumed."""
+
+    op: str
+    lhs: int | Dim
+    rhs: int | Dim
+    reason: str
+    file: str | None = None
+    line: int | None = None
+    source: str = ""
+
+    def text(self) -> str:
+        return f"{_text(self.lhs)} {self.op} {_text(self.rhs)}"
+
+    def where(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return ""
+
+    def holds(self, values: dict[str, int]) -> bool:
+        return _OPS[self.op](evaluate(self.lhs, values), evaluate(self.rhs, values))
+
+    def renamed(self, mapping: dict[str, int | Dim]) -> Guard:
+        return Guard(self.op, substitute(self.lhs, mapping), substitute(self.rhs, mapping), self.reason,
+                     self.file, self.line, self.source)
+
+
+@dataclass
+class DimInfo:
+    name: str
+    example: int
+    origin: str  # where it is read from: `x.shape[0]`
+    named: bool  # declared by the user (`-i f32[n,4]`): strict
+
+
+# Where a guard was assumed: (file, line, source text) of the user's line, or None.
+Locate = Callable[[], tuple[str, int, str] | None]
+
+
+@dataclass
+class DimEnv:
+    """The symbols of one trace, what they were at the example, and what the trace
+    assumed about them."""
+
+    dims: dict[str, DimInfo] = field(default_factory=dict)
+    guards: list[Guard] = field(default_factory=list)
+    # Symbols an assumed equality eliminated: name -> what it equals (in other symbols).
+    replacements: dict[str, int | Dim] = field(default_factory=dict)
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    locate: Locate | None = None
+    # Arithmetic of a dim with a non-number (a traced tensor): (op, dim, other, reflected).
+    foreign: Callable | None = None
+    # How `__index__` on a dim is answered; by default it specialises with a guard.
+    on_index: Callable[[Dim], int] | None = None
+
+    # -- symbols -------------------------------------------------------------------
+
+    def new_symbol(self, name: str, example: int, origin: str, named: bool) -> Dim:
+        if name in self.dims:
+            raise ValueError(f"dim {name} is declared twice")
+        self.dims[name] = DimInfo(name, example, origin, named)
+        self.ranges[name] = (2, math.inf)
+        return Dim.symbol(name)
+
+    def example(self, x: int | Dim) -> int:
+        return evaluate(x, {name: info.example for name, info in self.dims.items()})
+
+    def canonical(self, x):
+        return substitute(x, self.replacements)
+
+    def _range(self, name: str) -> Interval:
+        return self.ranges.get(name, (-math.inf, math.inf))
+
+    # -- decisions -----------------------------------------------------------------
+
+    def decide(self, op: str, a: int | Dim, b: int | Dim, reason: str = "") -> bool:
+        """`a OP b`: from shapes when they settle it, else from the example sizes, with a guard."""
+        ca, cb = self.canonical(a), self.canonical(b)
+        d = ca - cb
+        if isinstance(d, int):
+            return _OPS[op](d, 0)
+        decided = _decide_by_range(op, d, self._range)
+        if decided is not None:
+            return decided
+        result = _OPS[op](self.example(ca), self.example(cb))
+        holds = op if result else _NEGATED[op]
+        if holds == "==":
+            self._assume_equal(ca, cb, reason)
+        else:
+            self.add_guard(holds, ca, cb, reason or "a comparison of sizes")
+        return result
+
+    def index(self, x: Dim) -> int:
+        if self.on_index is not None:
+            return self.on_index(x)
+        return self.specialize(x, "the size is used as a plain int")
+
+    def specialize(self, x: Dim, reason: str) -> int:
+        value = self.example(x)
+        self.decide("==", x, value, reason)
+        return value
+
+    def _assume_equal(self, a: int | Dim, b: int | Dim, reason: str) -> None:
+        d = a - b
+        target = self._solvable(d)
+        if target is None:
+            named = sorted(name for name in symbols_in(d) if self.dims.get(name) and self.dims[name].named)
+            if named:
+                raise DimError(self._pinned_message(a, b, named))
+            self.add_guard("==", a, b, reason or "a comparison of sizes")
+            return
+        name, value = target
+        self.add_guard("==", a, b, reason or "sizes broadcast or compared equal")
+        self.replacements = {k: substitute(v, {name: value}) for k, v in self.replacements.items()}
+        self.replacements[name] = value
+
+    def _solvable(self, d: Dim) -> tuple[str, int | Dim] | None:
+        """A symbol (the newest automatic one) that `d == 0` determines, with its value."""
+        order = list(self.dims)
+        candidates = []
+        for mono, coeff in d.terms:
+            if len(mono) == 1 and mono[0][1] == 1 and isinstance(mono[0][0], Sym) and coeff in (1, -1):
+                name = mono[0][0].name
+                info = self.dims.get(name)
+                if info is None or info.named:
+                    continue
+                rest = _make({m: c for m, c in d.terms if m != mono})
+                if name in symbols_in(rest):
+                    continue
+                candidates.append((order.index(name), name, -rest if coeff == 1 else rest))
+        if not candidates:
+            return None
+        _, name, value = max(candidates, key=lambda c: c[0])
+        return name, value
+
+    def _pinned_message(self, a, b, named: list[str]) -> str:
+        names = " and ".join(named)
+        declared = "was declared symbolic" if len(named) == 1 else "were declared symbolic"
+        return (f"{names} {declared} (-i), but this line needs {_text(a)} == {_text(b)}; "
+                "use --dynamic, or give that dim a number")
+
+    def add_guard(self, op: str, lhs: int | Dim, rhs: int | Dim, reason: str) -> None:
+        where = self.locate() if self.locate is not None else None
+        file, line, source = where if where is not None else (None, None, "")
+        self.guards.append(Guard(op, lhs, rhs, reason, file, line, source))
+        self._narrow(op, lhs - rhs)
+
+    def _narrow(self, op: str, d) -> None:
+        """Tighten a symbol's range from a guard `k*s + c OP 0` on one symbol."""
+        if isinstance(d, int) or op in ("==", "!="):
+            return
+        terms = dict(d.terms)
+        constant = terms.pop((), 0)
+        if len(terms) != 1:
+            return
+        ((mono, k),) = terms.items()
+        if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], Sym):
+            return
+        name = mono[0][0].name
+        lo, hi = self._range(name)
+        # k*s + c OP 0  ->  s OP' -c/k (flipped when k < 0), on integers.
+        if k < 0:
+            k, constant, op = -k, -constant, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+        bound = -constant / k
+        if op == "<":
+            hi = min(hi, math.ceil(bound) - 1)
+        elif op == "<=":
+            hi = min(hi, math.floor(bound))
+        elif op == ">":
+            lo = max(lo, math.floor(bound) + 1)
+        else:
+            lo = max(lo, math.ceil(bound))
+        self.ranges[name] = (lo, hi)
+
+    # -- activation --------------------------------------------------------------------
+
+    def __enter__(self) -> DimEnv:
+        _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.pop()
+
+
+_ACTIVE: list[DimEnv] = []
+
+
+def active() -> DimEnv | None:
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+__all__ = [
+    "Dim", "DimEnv", "DimError", "DimInfo", "Guard", "dims_in", "evaluate", "floordiv", "is_dim", "mod",
+    "shape_text", "substitute", "symbols_in",
+]
