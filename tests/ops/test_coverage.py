@@ -82,7 +82,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
                    "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
     "reductions": "sum amax amin var cumsum",
-    "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter",
+    "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",

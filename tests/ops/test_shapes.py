@@ -10,6 +10,9 @@ import torch
 import torch.nn.functional as F
 
 from tests.ops.harness import Case, T, case_adder, check_case, check_refused, refusal_tests, rows_by_id, tensor_value
+from tracecli.core import dtypes
+from tracecli.core.dims import Dim, evaluate
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.promotion import ShapeError
 
@@ -132,3 +135,13 @@ def test_slice_scatter_meta_matches_impl():
     assert want.shape == tuple(got.shape)
     with pytest.raises(ShapeError, match="region"):
         prims.slice_scatter.meta(tensor_value((4, 6)), tensor_value((2, 2), name="s"), (1, 0), (3, 6), (1, 2))
+
+
+def test_shape_meta_matches_impl():
+    # prims.shape reads only the symbolic sizes (a static one is a constant where used).
+    n, m = Dim.symbol("n"), Dim.symbol("m")
+    x = TensorValue("x", (n, 4, m), dtypes.float32, "cpu")
+    read = prims.shape.meta(x)
+    assert read[1] is None and read[0].same(n) and read[2].same(m)
+    sizes = prims.shape.impl(torch.zeros(5, 4, 7))
+    assert [evaluate(d, {"n": 5, "m": 7}) for d in (read[0], read[2])] == [sizes[0], sizes[2]]

@@ -18,6 +18,9 @@ import math
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
+
+from tracecli.core.errors import TracingError
 
 # -- atoms ---------------------------------------------------------------------------
 
@@ -89,7 +92,8 @@ def _operand(x: int | Dim, left: bool) -> str:
         return str(x) if x >= 0 else f"({x})"
     if len(x.terms) == 1:
         ((mono, coeff),) = x.terms
-        if all(isinstance(atom, Sym) for atom, _ in mono) and (left or (coeff == 1 and len(mono) == 1)):
+        plain = type(coeff) is int and all(isinstance(atom, Sym) for atom, _ in mono)
+        if plain and (left or (coeff == 1 and len(mono) == 1)):
             return x.text()
     return f"({x.text()})"
 
@@ -137,16 +141,16 @@ class Dim:
 
     def text(self) -> str:
         """Python source for the expression (compact: `n*m//2 + 1`)."""
-        parts = []
-        for mono, coeff in self.terms:
-            body = _mono_text(mono, abs(coeff))
-            if not parts:
-                # `-(n//2)`, not `-n//2`, which Python reads as `(-n)//2`.
-                bracket = coeff < 0 and any(not isinstance(atom, Sym) for atom, _ in mono) and coeff == -1
-                parts.append(body if coeff > 0 else (f"-({body})" if bracket else f"-{body}"))
-            else:
-                parts.append(f" + {body}" if coeff > 0 else f" - {body}")
-        return "".join(parts)
+        whole = [(mono, coeff) for mono, coeff in self.terms if _integral(coeff)]
+        if len(whole) == len(self.terms):
+            return _sum_text(whole)
+        # Terms an exact division left with fractions print as one division of integers,
+        # which is exact wherever the trace is valid (its guard checked the divisibility).
+        fractions = [(mono, coeff) for mono, coeff in self.terms if not _integral(coeff)]
+        denominator = math.lcm(*(Fraction(coeff).denominator for _, coeff in fractions))
+        numerator = _make({mono: coeff * denominator for mono, coeff in fractions})
+        group = f"{_operand(numerator, True)}//{denominator}"
+        return f"{_sum_text(whole)} + {group}" if whole else group
 
     def __repr__(self) -> str:
         return self.text()
@@ -288,7 +292,8 @@ def is_dim(x: object) -> bool:
 
 
 def _is_int(x: object) -> bool:
-    return isinstance(x, Dim) or (isinstance(x, int) and not isinstance(x, bool)) or isinstance(x, bool)
+    # Fractions are coefficients of exact divisions, met while substituting.
+    return isinstance(x, (Dim, int, Fraction))
 
 
 def _compare(op: str, a: Dim, b) -> bool:
@@ -340,12 +345,13 @@ def _text(x: int | Dim) -> str:
 def _terms(x: int | Dim) -> Terms:
     if isinstance(x, Dim):
         return dict(x.terms)
-    x = int(x)
+    x = x if type(x) is Fraction else int(x)
     return {(): x} if x else {}
 
 
 def _make(terms: Terms) -> int | Dim:
-    terms = {mono: coeff for mono, coeff in terms.items() if coeff}
+    terms = {mono: (int(coeff) if type(coeff) is Fraction and coeff.denominator == 1 else coeff)
+             for mono, coeff in terms.items() if coeff}
     if not terms:
         return 0
     if len(terms) == 1 and () in terms:
@@ -456,6 +462,31 @@ def _nested_floordiv(a: Dim, b: int) -> Dim:
     return _atom(FloorDiv(a, b))
 
 
+def exact_div(a: int | Dim, b: int | Dim) -> int | Dim:
+    """a / b for a division the caller has checked is exact (a guard says `a % b == 0`):
+    a polynomial, so `b * exact_div(a, b)` is `a` again (`n*m//2` times 2 is `n*m`)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    if isinstance(b, int):
+        return _make({mono: Fraction(coeff, b) for mono, coeff in _terms(a).items()})
+    return floordiv(a, b)
+
+
+def statically_equal(a, b) -> bool:
+    """Whether two sizes are equal whatever the symbols are (never a guard)."""
+    if isinstance(a, Dim) or isinstance(b, Dim):
+        env = active()
+        d = env.canonical(a) - env.canonical(b) if env is not None else a - b
+        return isinstance(d, int) and d == 0
+    return a == b
+
+
+def same_shape(a, b) -> bool:
+    """Whether two shapes are equal whatever the symbols are: for shortcuts such as
+    `x if shape == x.shape else reshape(x, shape)`, which must not assume sizes."""
+    return len(a) == len(b) and all(x is y or statically_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
 def mod(a: int | Dim, b: int | Dim) -> int | Dim:
     if isinstance(a, int) and isinstance(b, int):
         return a % b
@@ -484,6 +515,23 @@ def _as_dim(x: int | Dim) -> Dim:
 
 def _atom(atom: Atom) -> Dim:
     return Dim(((((atom, 1),), 1),))
+
+
+def _integral(coeff) -> bool:
+    return type(coeff) is int or coeff.denominator == 1
+
+
+def _sum_text(terms) -> str:
+    parts = []
+    for mono, coeff in terms:
+        body = _mono_text(mono, abs(coeff))
+        if not parts:
+            # `-(n//2)`, not `-n//2`, which Python reads as `(-n)//2`.
+            bracket = coeff == -1 and any(not isinstance(atom, Sym) for atom, _ in mono)
+            parts.append(body if coeff > 0 else (f"-({body})" if bracket else f"-{body}"))
+        else:
+            parts.append(f" + {body}" if coeff > 0 else f" - {body}")
+    return "".join(parts)
 
 
 def _mono_text(mono: Monomial, coeff: int) -> str:
@@ -521,7 +569,9 @@ def evaluate(x: int | Dim, values: dict[str, int]) -> int:
         for atom, power in mono:
             product *= _atom_value(atom, values) ** power
         total += product
-    return total
+    # An exact division's fractions sum to an integer where its guard holds; elsewhere
+    # the floor is what the printed `//` computes.
+    return math.floor(total) if type(total) is not int else total
 
 
 def _atom_value(atom: Atom, values: dict[str, int]) -> int:
@@ -641,7 +691,7 @@ def _decide_by_range(op: str, d: Dim, ranges) -> bool | None:
 # -- guards and the environment -------------------------------------------------------------
 
 
-class DimError(ValueError):
+class DimError(TracingError):
     """Code needs a named dim to be something it was not declared to be."""
 
 
@@ -673,11 +723,11 @@ class Guard:
                      self.file, self.line, self.source)
 
 
-@dataclass
+@dataclass(frozen=True)
 class DimInfo:
     name: str
-    example: int
-    origin: str  # where it is read from: `x.shape[0]`
+    example: int  # its size in the call that was traced
+    origin: str  # where a call's inputs give it: `x.shape[0]`
     named: bool  # declared by the user (`-i f32[n,4]`): strict
 
 
@@ -754,7 +804,9 @@ class DimEnv:
         if target is None:
             named = sorted(name for name in symbols_in(d) if self.dims.get(name) and self.dims[name].named)
             if named:
-                raise DimError(self._pinned_message(a, b, named))
+                where = self.locate() if self.locate is not None else None
+                file, line, source = where if where is not None else (None, None, "")
+                raise DimError(self._pinned_message(a, b, named), file=file, line=line, source=source)
             self.add_guard("==", a, b, reason or "a comparison of sizes")
             return
         name, value = target

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracecli.core.dims import Dim
+
 
 @dataclass(frozen=True, slots=True)
 class DType:
@@ -94,7 +96,7 @@ KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
 def kind_of_number(value: object) -> str:
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, int):
+    if isinstance(value, (int, Dim)):  # a size symbol is an int whose value calls give
         return "int"
     if isinstance(value, float):
         return "float"

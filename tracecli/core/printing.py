@@ -12,6 +12,7 @@ import enum
 import math
 
 from tracecli.core.bindings import Bindings, hint, path_of
+from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_call
 from tracecli.core.symbol import BoundSymbol
@@ -40,6 +41,8 @@ def format_constant(obj: object, bindings: Bindings | None = None) -> str:
         return obj.name
     if isinstance(obj, DType):
         return f"torch.{obj.name}"
+    if isinstance(obj, Dim):  # a size symbol's expression, bound earlier by prims.shape
+        return obj.text()
     if isinstance(obj, enum.Enum):  # before the numbers and strings an enum may also be
         return _spell(obj, bindings)
     if isinstance(obj, bool) or obj is None:
@@ -124,6 +127,19 @@ def format_source(bsym: BoundSymbol) -> str:
     return f"# {src.file.rsplit('/', 1)[-1]}:{src.line}:  {src.text}"
 
 
+def dims_lines(trace: Trace) -> list[str]:
+    """The size symbols, where a call's inputs give them, and the guards: the text the
+    check deciding whether a call may reuse the trace is generated from."""
+    if not trace.dims:
+        return []
+    lines = ["# dims: " + ", ".join(f"{d.name} = {d.origin}" for d in trace.dims) + "; each >= 2"]
+    for guard in trace.guards:
+        place = f"{guard.file.rsplit('/', 1)[-1]}:{guard.line}" if guard.file and guard.line else ""
+        where = f"{place}  {guard.source}".strip()
+        lines.append(f"# guard: {guard.text()}" + (f"  ({where})" if where else "") + f"  {guard.reason}")
+    return lines
+
+
 def header_line(trace: Trace) -> str:
     info = trace.info
     head = f"# {info.script}:{info.entry}" if info.script else f"# {info.entry or trace.name}"
@@ -159,6 +175,7 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
             f"{INDENT}# {v.name}: {type_comment(v)}" + (", captured" if v.name in captured else "")
             for v in trace.inputs
         )
+        lines.extend(INDENT + line for line in dims_lines(trace))
     previous_source = None
     previous_scope = ""
     for bsym in trace.bsyms:

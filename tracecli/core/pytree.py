@@ -16,6 +16,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
+from tracecli.core.dims import Dim, substitute
 from tracecli.core.values import NumberValue, TensorValue
 
 _VALUE_SET = frozenset((TensorValue, NumberValue))
@@ -276,11 +277,27 @@ def _collect(obj: object, out: list) -> None:
     elif kind is dict:
         for item in obj.values():
             _collect(item, out)
+    elif kind is Dim:
+        # A size expression reads its symbols, bound earlier by prims.shape.
+        out.extend(size_values(obj))
     else:
         node = _NODES[kind]
         if node is not None:
             for item in node.flatten(obj)[0]:
                 _collect(item, out)
+
+
+def size_values(dim: Dim) -> list[NumberValue]:
+    return [NumberValue(name, Dim.symbol(name)) for name in sorted(dim.symbols())]
+
+
+def _map_dim(fn: Callable, dim: Dim) -> object:
+    mapping = {}
+    for value in size_values(dim):
+        new = fn(value)
+        if new is not value and new.name != value.name:
+            mapping[value.name] = new.value if isinstance(new.value, Dim) else Dim.symbol(new.name)
+    return substitute(dim, mapping) if mapping else dim
 
 
 def iter_values(obj: object) -> Iterator[TensorValue | NumberValue]:
@@ -296,6 +313,8 @@ def map_values(fn: Callable, obj: object) -> object:
         return tuple([map_values(fn, item) for item in obj])
     if kind is list:
         return [map_values(fn, item) for item in obj]
+    if kind is Dim:
+        return _map_dim(fn, obj)
     node = _NODES[kind]
     if node is None:
         return obj

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from tracecli.core.dims import DimInfo, Guard
 from tracecli.core.pytree import values_in
 from tracecli.core.symbol import BoundSymbol, Tag
 from tracecli.core.values import TensorValue, Value
@@ -29,6 +30,10 @@ class Trace:
     output: object  # pytree of values and constants
     names: frozenset[str]  # every name defined in the trace, at every level
     info: TraceInfo = TraceInfo()
+    # Symbolic shapes: each size symbol with where a call's inputs give it, and what the
+    # trace assumed about the sizes while it was traced (it is valid only where they hold).
+    dims: tuple[DimInfo, ...] = ()
+    guards: tuple[Guard, ...] = ()
 
     def iter_outputs(self) -> Iterator[Value]:
         yield from values_in(self.output)

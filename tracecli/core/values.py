@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
+from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 
 
@@ -47,10 +48,11 @@ class TensorValue:
 
 @dataclass(frozen=True, slots=True)
 class NumberValue:
-    """A Python number (or other plain constant such as a device string) given as input.
+    """A Python number (or other plain constant such as a device string) given as input,
+    or a size symbol (`value` is the symbol itself) that `prims.shape` reads from a tensor.
 
-    The trace is specialised on its known value: the body uses the value itself, the
-    signature keeps the parameter so the compiled function takes the same arguments.
+    The trace is specialised on an input's known value: the body uses the value itself,
+    the signature keeps the parameter so the compiled function takes the same arguments.
     """
 
     name: str
@@ -58,10 +60,14 @@ class NumberValue:
 
     @property
     def python_type(self) -> str:
-        return type(self.value).__name__
+        return "int" if isinstance(self.value, Dim) else type(self.value).__name__
+
+    @property
+    def is_size(self) -> bool:
+        return isinstance(self.value, Dim)
 
     def renamed(self, name: str) -> NumberValue:
-        return NumberValue(name, self.value)
+        return NumberValue(name, Dim.symbol(name) if isinstance(self.value, Dim) else self.value)
 
 
 Value = TensorValue | NumberValue

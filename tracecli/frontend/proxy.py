@@ -22,13 +22,14 @@ class TensorProxy(torch.Tensor):
     __slots__ = ("value",)
 
     @staticmethod
-    def __new__(cls, value: TensorValue):
+    def __new__(cls, value: TensorValue, sizes: tuple[int, ...] | None = None):
+        # `sizes`: the example sizes of a value with symbolic dims. Reads of the shape are
+        # answered by the tracer from the value; the wrapper only needs some ints.
+        sizes = value.shape if sizes is None else sizes
         try:
-            proxy = torch.Tensor._make_wrapper_subclass(
-                cls, value.shape, dtype=TO_TORCH[value.dtype], device=value.device
-            )
+            proxy = torch.Tensor._make_wrapper_subclass(cls, sizes, dtype=TO_TORCH[value.dtype], device=value.device)
         except RuntimeError:  # a device type this torch build does not know at all
-            proxy = torch.Tensor._make_wrapper_subclass(cls, value.shape, dtype=TO_TORCH[value.dtype], device="meta")
+            proxy = torch.Tensor._make_wrapper_subclass(cls, sizes, dtype=TO_TORCH[value.dtype], device="meta")
         proxy.value = value
         return proxy
 

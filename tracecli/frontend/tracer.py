@@ -8,9 +8,11 @@ saved trace traced again) reach the same recorder through the core's handler sta
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import inspect
 import linecache
+import math
 import random
 import sys
 from collections.abc import Callable
@@ -20,6 +22,7 @@ import numpy
 import torch
 from torch.overrides import TorchFunctionMode
 
+from tracecli.core.dims import Dim, DimEnv
 from tracecli.core.errors import TracingError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
@@ -43,10 +46,19 @@ from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
+from tracecli.frontend.symbolic import (
+    DimPolicy,
+    IndexWatch,
+    SymSize,
+    contiguous_strides,
+    finish,
+    locate,
+    symbolic_inputs,
+)
 from tracecli.ops import ltorch, torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
 
 
@@ -97,8 +109,14 @@ def _resolve(func):
 
 
 class _Tracer:
-    def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes):
+    def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes, env: DimEnv | None = None):
         self.registry = registry
+        self.env = env  # symbolic shapes: the size symbols and what tracing assumed of them
+        self.watch = IndexWatch(env) if env is not None else None
+        if env is not None:
+            env.locate = locate
+            env.foreign = self.on_dim_arith
+            env.on_index = self.watch.on_index
         self.device = device
         self.hints = HintTracker(self._proxy_by_name)
         self.recorder = Recorder(registry, scopes.current, self.hints)
@@ -119,7 +137,10 @@ class _Tracer:
     def proxy(self, value: TensorValue) -> TensorProxy:
         proxy = self.proxies.get(value.name)
         if proxy is None:
-            proxy = self.proxies[value.name] = TensorProxy(value)
+            sizes = None
+            if self.env is not None and any(isinstance(d, Dim) for d in value.shape):
+                sizes = tuple(self.env.example(d) for d in value.shape)
+            proxy = self.proxies[value.name] = TensorProxy(value, sizes)
         return proxy
 
     def to_values(self, obj):
@@ -140,7 +161,7 @@ class _Tracer:
             return FROM_TORCH[obj]
         if isinstance(obj, torch.device):
             return to_device(obj)
-        if isinstance(obj, torch.Size):
+        if isinstance(obj, (torch.Size, SymSize)):
             return tuple(obj)
         return obj
 
@@ -239,8 +260,47 @@ class _Tracer:
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
             raise _error_at_user_line(str(exc)) from exc
 
+    def on_dim_arith(self, op: str, dim: Dim, other, reflected: bool):
+        """`x + n`, `n * x`, ... with n a size: the tensor's operator with the symbol as its
+        number (torch's own operators refuse an object that is not a number)."""
+        if not isinstance(other, TensorProxy):
+            return NotImplemented
+        method = getattr(torch.Tensor, f"__{op}__" if reflected else f"__r{op}__", None)
+        if method is None:
+            return NotImplemented
+        return self.on_torch_call(method, (other, dim), {})
+
+    def _symbolic_metadata(self, func, args: tuple, kwargs: dict):
+        """`x.shape`, `x.size(d)`, `x.numel()`, `len(x)`, `x.stride()` of a tensor with
+        symbolic dims: answered with the symbols, never with the example's ints."""
+        name = getattr(func, "__name__", "")
+        if name == "__get__":
+            name = getattr(getattr(func, "__self__", None), "__name__", "")
+        if name not in _SIZE_READS or not args or type(args[0]) is not TensorProxy:
+            return _NOT_SYMBOLIC
+        shape = args[0].value.shape
+        if not any(isinstance(d, Dim) for d in shape):
+            return _NOT_SYMBOLIC
+        if name in ("numel", "nelement"):
+            return math.prod(shape)
+        if name == "__len__":
+            if not shape:
+                raise TypeError("len() of a 0-d tensor")
+            return shape[0]
+        sizes = contiguous_strides(shape) if name == "stride" else shape
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        if name == "shape" or dim is None:
+            return SymSize(sizes)
+        return sizes[canonical_dim(dim, len(shape))]
+
     def on_torch_call(self, func, args: tuple, kwargs: dict):
+        if self.watch is not None:
+            self.watch.calling(sys._getframe(2))
         kind, adapter = _resolve(func)
+        if kind == "metadata" and self.env is not None:
+            answer = self._symbolic_metadata(func, args, kwargs)
+            if answer is not _NOT_SYMBOLIC:
+                return answer
         if kind == "metadata" or (not _holds_proxy(args, kwargs) and (kind == "data" or self._constructing())):
             # Metadata, values of real tensors, and building an nn.Module (its weights are
             # made and initialised for real): nothing to trace.
@@ -290,6 +350,10 @@ class _Tracer:
         return self.to_proxies(out)
 
 
+_SIZE_READS = frozenset({"size", "shape", "numel", "nelement", "__len__", "stride"})
+_NOT_SYMBOLIC = object()
+
+
 def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
     """Whether `target[key] = value` puts a view back where it is (`t[k] += 1` ends so)."""
     return len(vargs) == 3 and isinstance(vargs[2], TensorValue) and aliasing.same_place(*vargs)
@@ -316,7 +380,7 @@ def _holds_proxy(args: tuple, kwargs: dict) -> bool:
 def _to_values_leaf(container) -> bool:
     # A torch.Size becomes a plain tuple, as every shape in the IR. A slice is handed on
     # as written: indexing refuses a tensor bound itself, naming the problem.
-    return isinstance(container, (torch.Size, slice))
+    return isinstance(container, (torch.Size, SymSize, slice))
 
 
 def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
@@ -399,15 +463,19 @@ def _error_at_user_line(message: str) -> TracingError:
 
 def trace_callable(
     fn: Callable, args: tuple = (), kwargs: dict | None = None, *, device: str | None = None,
-    info: TraceInfo | None = None, name: str | None = None,
+    info: TraceInfo | None = None, name: str | None = None, dims: DimPolicy | None = None,
 ) -> TracedProgram:
     """Trace `fn(*args, **kwargs)`. With `device`, tensor inputs are traced as if they
-    lived there (the device need not exist here)."""
+    lived there (the device need not exist here). With `dims`, the dims it names are
+    symbols: one trace for every size its guards accept."""
     kwargs = kwargs or {}
     registry = NameRegistry()
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
+    env = DimEnv() if dims is not None and dims.symbolic else None
+    if env is not None:
+        input_values = symbolic_inputs(dims, env, registry, input_values)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
-    tracer = _Tracer(registry, device or "cpu", scopes)
+    tracer = _Tracer(registry, device or "cpu", scopes, env)
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())
@@ -440,7 +508,8 @@ def trace_callable(
     push_handler(tracer.on_symbol_call)
     try:
         drawn_before = _python_rng_states()
-        with _Mode(tracer), scopes, tracing_overrides(), gc_paused():
+        sizes = env if env is not None else contextlib.nullcontext()
+        with _Mode(tracer), scopes, tracing_overrides(), gc_paused(), sizes:
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
         drawn = _python_rng_drawn(drawn_before)
@@ -451,7 +520,10 @@ def trace_callable(
                 "(torch.rand, torch.randint, torch.randperm), which the trace runs on every call"
             )
         try:
-            output = tracer.to_values(result)  # views of tensors written since are taken again
+            with sizes:
+                output = tracer.to_values(result)  # views of tensors written since are taken again
+                if tracer.watch is not None:
+                    tracer.watch.settle()
         except TracingError as exc:
             if exc.line is not None:
                 raise
@@ -483,6 +555,8 @@ def trace_callable(
         inputs=tuple(input_values), bsyms=bsyms, output=output, names=registry.frozen(),
         info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
+    if env is not None:
+        trace = finish(trace, env, registry)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes)
 

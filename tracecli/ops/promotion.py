@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, exact_div
 from tracecli.core.dtypes import DType
 from tracecli.core.values import TensorValue
 
@@ -151,21 +152,22 @@ def canonical_dims(dims: int | Iterable[int] | None, ndim: int) -> tuple[int, ..
 
 
 def infer_shape(shape: Sequence[int], numel: int) -> tuple[int, ...]:
-    """Resolve one -1 in a reshape target."""
-    shape = tuple(int(d) for d in shape)
-    unknown = [i for i, d in enumerate(shape) if d == -1]
+    """Resolve one -1 in a reshape target. With symbolic sizes the -1 is `numel // known`,
+    exact where the trace is valid (the divisibility is a guard, unless shapes settle it)."""
+    shape = tuple(d if isinstance(d, Dim) else int(d) for d in shape)
+    unknown = [i for i, d in enumerate(shape) if not isinstance(d, Dim) and d == -1]
     if len(unknown) > 1:
         raise ShapeError("only one dimension can be -1")
     known = 1
-    for d in shape:
-        if d != -1:
+    for i, d in enumerate(shape):
+        if i not in unknown:
             if d < 0:
                 raise ShapeError(f"invalid shape dimension {d}")
             known *= d
     if unknown:
         if known == 0 or numel % known:
             raise ShapeError(f"shape {list(shape)} is invalid for input of size {numel}")
-        shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
+        shape = shape[: unknown[0]] + (exact_div(numel, known),) + shape[unknown[0] + 1 :]
     elif known != numel:
         raise ShapeError(f"shape {list(shape)} is invalid for input of size {numel}")
     return shape

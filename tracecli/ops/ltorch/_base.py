@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, same_shape
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorValue
@@ -98,6 +99,8 @@ def convert(x, dtype: DType):
     """`x` in `dtype`; numbers stay numbers (prims accept them beside tensors)."""
     if isinstance(x, TensorValue):
         return x if x.dtype == dtype else prims.convert_element_type(x, dtype)
+    if isinstance(x, Dim) and dtype.kind != "bool":
+        return x  # a size stays symbolic: torch takes an int beside any number tensor
     if dtype.kind == "bool":
         return bool(x)
     if dtype.kind == "int" and not isinstance(x, bool):
@@ -107,8 +110,15 @@ def convert(x, dtype: DType):
     return x
 
 
+def divisor(count: int | Dim) -> float | Dim:
+    """A count of elements as a divisor: a float when static (torch divides in the
+    tensor's dtype either way), the size expression itself when symbolic, so the trace
+    divides by what each call's sizes give."""
+    return count if isinstance(count, Dim) else float(count)
+
+
 def broadcast_to(x, shape: tuple[int, ...]):
-    if not isinstance(x, TensorValue) or x.shape == shape:
+    if not isinstance(x, TensorValue) or same_shape(x.shape, shape):
         return x
     offset = len(shape) - x.ndim
     if offset < 0:
@@ -140,7 +150,7 @@ def keepdim_broadcast(reduced: TensorValue, like: TensorValue, dims: tuple[int, 
 
 def keepdim_reshape(reduced: TensorValue, like: TensorValue, dims: tuple[int, ...]) -> TensorValue:
     shape = tuple(1 if i in dims else d for i, d in enumerate(like.shape))
-    return prims.reshape(reduced, shape) if reduced.shape != shape else reduced
+    return prims.reshape(reduced, shape) if not same_shape(reduced.shape, shape) else reduced
 
 
 def shape_arg(shape) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ import math
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
+from tracecli.core.dims import same_shape
 from tracecli.ops import prims
 from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol
@@ -107,7 +108,7 @@ def _apply_mask(scores, attn_mask, is_causal: bool):
     causal mask (the fused kernel applies it on top of attn_mask) keeps the lower triangle."""
     if attn_mask is not None:
         shape = broadcast_shapes(scores.shape, attn_mask.shape)
-        if shape != scores.shape:
+        if not same_shape(shape, scores.shape):
             raise ShapeError(f"scaled_dot_product_attention: attn_mask {list(attn_mask.shape)} does not broadcast "
                              f"to the attention scores {list(scores.shape)}")
         if attn_mask.dtype == dtypes.bool8:

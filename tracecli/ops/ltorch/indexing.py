@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
@@ -68,7 +69,7 @@ def _constant_index(values: list, device: str) -> TensorValue:
         return prims.full(shape, 0, device=device, dtype=dtypes.int64)
     parts = [prims.full((1,), v, device=device, dtype=dtypes.int64) for v in flat]
     out = parts[0] if len(parts) == 1 else prims.cat(parts, 0)
-    return prims.reshape(out, shape) if out.shape != shape else out
+    return prims.reshape(out, shape) if not same_shape(out.shape, shape) else out
 
 
 def _check_index_tensor(index: TensorValue) -> None:
@@ -149,7 +150,7 @@ def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[i
         starts, stops, steps = (tuple(part) for part in zip(*bounds, strict=True))
         strided = any(s != 1 for s in steps)
         out = prims.slice(x, starts, stops, steps) if strided else prims.slice(x, starts, stops)
-    if out.shape != tuple(view_shape):
+    if not same_shape(out.shape, tuple(view_shape)):
         out = prims.reshape(out, tuple(view_shape))
     return out, advanced
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
@@ -126,7 +127,7 @@ def masked_fill_(self, mask, value):
     """in place: self = value where mask"""
     self = expect_tensor(self, "masked_fill_")
     filled = elementwise.where.decomposition(mask, value, self)
-    return _into(self, broadcast_to(filled, self.shape) if filled.shape != self.shape else filled, "masked_fill_")
+    return _into(self, broadcast_to(filled, self.shape) if not same_shape(filled.shape, self.shape) else filled, "masked_fill_")
 
 
 def _setitem(self, key, value):
@@ -146,12 +147,12 @@ def setitem_(self, key, value):
     starts, stops, steps = (tuple(part) for part in zip(*plan.bounds, strict=True)) if plan.bounds else ((), (), ())
     whole = plan.bounds == tuple((0, n, 1) for n in self.shape)
     region = self if whole else prims.slice(self, starts, stops, steps if any(s != 1 for s in steps) else None)
-    view = region if region.shape == plan.view_shape else prims.reshape(region, plan.view_shape)
+    view = region if same_shape(region.shape, plan.view_shape) else prims.reshape(region, plan.view_shape)
     if plan.indices is None:
         written = broadcast_to(value, plan.view_shape)
     else:
         written = prims.index_put(view, plan.indices, value)
-    written = written if written.shape == region.shape else prims.reshape(written, region.shape)
+    written = written if same_shape(written.shape, region.shape) else prims.reshape(written, region.shape)
     if whole:
         return _into(self, written, "item assignment")
     return prims.slice_scatter(self, written, starts, stops, steps if any(s != 1 for s in steps) else None)

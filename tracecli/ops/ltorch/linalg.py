@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
+from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
@@ -261,11 +262,11 @@ def _arranged(x, labels: tuple, groups: list[list[Label]], sizes: dict):
     order = tuple(label for group in groups for label in group)
     x = _permuted(x, labels, order)
     full = tuple(sizes[label] for label in order)
-    if x.shape != full:
+    if not same_shape(x.shape, full):
         x = prims.broadcast_in_dim(x, full, tuple(range(len(full))))
     kept = groups if groups[0] else [group for group in groups if group]
     merged = tuple(math.prod(sizes[label] for label in group) for group in kept)
-    return x if merged == x.shape else prims.reshape(x, merged)
+    return x if same_shape(merged, x.shape) else prims.reshape(x, merged)
 
 
 def _einsum(*args):
@@ -306,7 +307,7 @@ def einsum(equation, *operands):
         def spread(x, labels):
             x = _permuted(x, labels, tuple(label for label in eq.output if label in labels))
             dims = tuple(i for i, label in enumerate(eq.output) if label in labels)
-            return x if x.shape == out_shape else prims.broadcast_in_dim(x, out_shape, dims)
+            return x if same_shape(x.shape, out_shape) else prims.broadcast_in_dim(x, out_shape, dims)
 
         return prims.mul(spread(a, la), spread(b, lb))
     if a.dtype == dtypes.bool8:
@@ -316,6 +317,6 @@ def einsum(equation, *operands):
     product = matmul(_arranged(a, la, [batch, left, contracted], sizes), _arranged(b, lb, [batch, contracted, right], sizes))
     order = tuple(batch + left + right)
     unmerged = tuple(sizes[label] for label in order)
-    if product.shape != unmerged:
+    if not same_shape(product.shape, unmerged):
         product = prims.reshape(product, unmerged)
     return _permuted(product, order, eq.output)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
@@ -93,7 +94,7 @@ def stack(tensors, dim=0):
         raise ShapeError("stack expects a non-empty sequence of tensors")
     shape = tensors[0].shape
     for i, t in enumerate(tensors):
-        if t.shape != shape:
+        if not same_shape(t.shape, shape):
             raise ShapeError(f"stack expects tensors of one shape, got {list(shape)} at 0 and {list(t.shape)} at {i}")
     d = canonical_dim(dim, len(shape) + 1)
     dtype = result_type(*tensors)
@@ -108,7 +109,7 @@ def unflatten(input, dim, sizes):
     d = _dim_of(input, dim, "unflatten")
     inner = infer_shape(shape_arg((sizes,)), input.shape[d])
     shape = input.shape[:d] + inner + input.shape[d + 1 :]
-    return input if shape == input.shape else prims.reshape(input, shape)
+    return input if same_shape(shape, input.shape) else prims.reshape(input, shape)
 
 
 @torch_form(methods=("repeat",))

@@ -16,7 +16,15 @@ from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
-from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, keepdim_broadcast, symbol, torch_form
+from tracecli.ops.ltorch._base import (
+    compute_dtype,
+    convert,
+    divisor,
+    expect_tensor,
+    keepdim_broadcast,
+    symbol,
+    torch_form,
+)
 from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
@@ -219,7 +227,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         count = math.prod(input.shape[d] for d in dims)
         if count <= 1:
             raise ShapeError(f"batch_norm expects more than 1 value per channel when training, got {list(input.shape)}")
-        mean = prims.div(prims.sum(x, dims), float(count))
+        mean = prims.div(prims.sum(x, dims), divisor(count))
         invstd = prims.reciprocal(prims.sqrt(prims.add(prims.var(x, dims, 0.0), float(eps))))
         # The kernel keeps the batch statistics in the parameters' dtype: the input's,
         # unless float32 parameters accompany a half-precision input.

@@ -18,6 +18,7 @@ from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     compute_dtype,
     convert,
+    divisor,
     expect_tensor,
     keepdim_broadcast,
     keepdim_reshape,
@@ -62,7 +63,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     dims = canonical_dims(dim, input.ndim)
     wide = convert(input, compute_dtype(out_dtype))
     total = prims.sum(wide, dims)
-    out = convert(prims.div(total, float(_count(input, dims))), out_dtype)
+    out = convert(prims.div(total, divisor(_count(input, dims))), out_dtype)
     return keepdim_reshape(out, input, dims) if keepdim else out
 
 

@@ -10,6 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from tracecli.core.dims import same_shape
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
@@ -24,7 +25,7 @@ def reshape(input, shape):
     """the same elements in a new shape (one dimension may be -1)"""
     input = expect_tensor(input, "reshape")
     shape = infer_shape(shape_arg((shape,)), input.numel)
-    return input if shape == input.shape else prims.reshape(input, shape)
+    return input if same_shape(shape, input.shape) else prims.reshape(input, shape)
 
 
 @symbol(torch.permute, tags=(Tag.VIEW,))

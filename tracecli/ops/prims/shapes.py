@@ -7,6 +7,7 @@ import math
 
 import torch
 
+from tracecli.core.dims import Dim
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
 from tracecli.ops.promotion import ShapeError
@@ -126,3 +127,15 @@ def _slice_scatter(x: torch.Tensor, src: torch.Tensor, start_indices, end_indice
 
 # The inverse of prims.slice: x with that region replaced by src, as a new value.
 slice_scatter = prim("slice_scatter", _slice_scatter_meta, _slice_scatter)
+
+
+def _shape_meta(x: TensorValue) -> tuple:
+    # Only symbolic sizes are read: a static one is a constant where it is used.
+    return tuple(d if isinstance(d, Dim) else None for d in x.shape)
+
+
+def _shape(x: torch.Tensor) -> tuple[int, ...]:
+    return tuple(x.shape)
+
+
+shape = prim("shape", _shape_meta, _shape, doc="the sizes of x: binds its size symbols, `(n, _) = prims.shape(x)`")

@@ -1,0 +1,236 @@
+"""Symbolic shapes while tracing: which input dims are symbols, what user code sees of
+them, and the trace that comes out (symbols made one where the trace assumed them
+equal, each bound by one `prims.shape` where the code first uses it as a value).
+
+A dim the parser of a torch call turns into an int right before the call reaches the
+tracer (`x.view(n, -1)` calls `n.__index__()`) is not a specialisation: the call gets
+the symbol itself. Any other `__index__` (`range(n)`, `len(x)`) is, and pins the dim
+with a guard. The two are told apart by the instruction that asked: the parser asks at
+the instruction that makes the call.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field, replace
+
+from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo, substitute, symbols_in
+from tracecli.core.names import NameRegistry
+from tracecli.core.pytree import map_values, values_in
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace
+from tracecli.core.values import NumberValue, TensorValue
+from tracecli.frontend.source import location_of, user_frame
+from tracecli.ops import prims
+
+_DIMS_FILE = Dim.__index__.__code__.co_filename
+
+
+@dataclass(frozen=True)
+class DimPolicy:
+    """Which dims of the entry's tensor inputs are symbols."""
+
+    dynamic: bool = False  # every dim of every tensor argument (--dynamic)
+    # Per argument input, in order: a name (or None) for each of its dims (-i 'f32[n,4]').
+    named: tuple[tuple[str | None, ...] | None, ...] = ()
+
+    @property
+    def symbolic(self) -> bool:
+        return self.dynamic or any(names and any(names) for names in self.named)
+
+
+def symbolic_inputs(policy: DimPolicy, env: DimEnv, registry: NameRegistry, values: list) -> list:
+    """The argument inputs with their symbolic dims: named ones as declared, and with
+    `dynamic` every other dim `s0, s1, ...` in input order. Sizes 0 and 1 stay static,
+    as code often treats them apart (broadcasting, squeezing)."""
+    out = []
+    counter = 0
+    for index, value in enumerate(values):
+        if not isinstance(value, TensorValue):
+            out.append(value)
+            continue
+        names = policy.named[index] if index < len(policy.named) and policy.named[index] else ()
+        shape = []
+        for axis, size in enumerate(value.shape):
+            name = names[axis] if axis < len(names) else None
+            origin = f"{value.name}.shape[{axis}]"
+            if name is not None:
+                shape.append(_named_dim(env, registry, name, size, origin))
+            elif policy.dynamic and size >= 2:
+                auto = registry.take(f"s{counter}")
+                counter += 1
+                shape.append(env.new_symbol(auto, size, origin, named=False))
+            else:
+                shape.append(size)
+        out.append(replace(value, shape=tuple(shape)) if any(isinstance(d, Dim) for d in shape) else value)
+    return out
+
+
+def _named_dim(env: DimEnv, registry: NameRegistry, name: str, size: int, origin: str) -> int | Dim:
+    info = env.dims.get(name)
+    if info is not None:
+        if info.example != size:
+            raise DimError(f"dim {name} is {info.example} in {info.origin} but {size} in {origin}")
+        return Dim.symbol(name)
+    if size < 2:
+        raise DimError(f"dim {name} is {size} in {origin}; a symbolic dim is traced for sizes of at least 2 "
+                       "(0 and 1 are shapes of their own): give it a number")
+    if registry.take(name) != name:
+        raise DimError(f"dim name {name} is already the name of an input; choose another")
+    return env.new_symbol(name, size, origin, named=True)
+
+
+@dataclass
+class _Pending:
+    dim: Dim
+    frame: object
+    lasti: int
+    where: tuple[str, int, str] | None
+
+
+@dataclass
+class IndexWatch:
+    """`__index__` of a dim: pinned unless the call it was asked for reaches the tracer."""
+
+    env: DimEnv
+    pending: list[_Pending] = field(default_factory=list)
+
+    def on_index(self, dim: Dim) -> int:
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == _DIMS_FILE:
+            frame = frame.f_back
+        self.pending.append(_Pending(dim, frame, frame.f_lasti if frame is not None else -1, locate()))
+        return self.env.example(dim)
+
+    def calling(self, frame) -> None:
+        """A torch call reached the tracer from `frame`: the parser's asks at that very
+        instruction were for it; every other ask pins its dim."""
+        if not self.pending:
+            return
+        lasti = frame.f_lasti if frame is not None else -2
+        self.pending = [p for p in self.pending if not (p.frame is frame and p.lasti == lasti)]
+        self.settle()
+
+    def settle(self) -> None:
+        pending, self.pending = self.pending, []
+        for p in pending:
+            self.env.locate = lambda p=p: p.where
+            try:
+                self.env.specialize(p.dim, "the size is used as a plain int")
+            finally:
+                self.env.locate = locate
+
+
+def locate() -> tuple[str, int, str] | None:
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return None
+    loc = location_of(frame)
+    return loc.file, loc.line, loc.text
+
+
+class SymSize(tuple):
+    """`x.shape` / `x.size()` of a tensor with symbolic dims: a tuple of ints and dims."""
+
+    def numel(self):
+        return math.prod(self)
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    strides = []
+    step: int | Dim = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step = step * size
+    return tuple(reversed(strides))
+
+
+# -- the trace that comes out -------------------------------------------------------------
+
+
+def finish(trace: Trace, env: DimEnv, registry: NameRegistry) -> Trace:
+    """The trace with the symbols the tracing found equal made one, each symbol the body
+    reads bound by a `prims.shape` of the input it comes from, and the dims and guards."""
+    if env.replacements:
+        trace = _substituted(trace, env.replacements)
+    bsyms = _bound(trace, env)
+    return trace.replace(bsyms=bsyms, dims=tuple(env.dims.values()), guards=tuple(env.guards))
+
+
+def _substituted(trace: Trace, mapping: dict) -> Trace:
+    def fix(value):
+        if isinstance(value, TensorValue):
+            shape = tuple(substitute(d, mapping) for d in value.shape)
+            return value if shape == value.shape else replace(value, shape=shape)
+        if isinstance(value, NumberValue) and value.is_size and value.name in mapping:
+            return NumberValue(value.name, mapping[value.name])
+        return value
+
+    memo: dict[str, object] = {}
+
+    def fix_memo(value):
+        found = memo.get(value.name)
+        if found is None or found[0] is not value:
+            found = memo[value.name] = (value, fix(value))
+        return found[1]
+
+    def fix_bsym(bsym: BoundSymbol) -> BoundSymbol:
+        return bsym.replace(
+            args=map_values(fix_memo, bsym.args),
+            kwargs=tuple((k, map_values(fix_memo, v)) for k, v in bsym.kwargs),
+            output=map_values(fix_memo, bsym.output),
+            subsymbols=tuple(fix_bsym(s) for s in bsym.subsymbols),
+        )
+
+    return trace.replace(
+        inputs=tuple(fix_memo(v) for v in trace.inputs),
+        bsyms=tuple(fix_bsym(b) for b in trace.bsyms),
+        output=map_values(fix_memo, trace.output),
+    )
+
+
+def dims_read(bsym: BoundSymbol) -> set[str]:
+    """The size symbols a bound symbol's arguments use, at every level of it."""
+    names = symbols_in(bsym.args) | symbols_in(tuple(v for _, v in bsym.kwargs))
+    for sub in bsym.subsymbols:
+        names |= dims_read(sub)
+    return names
+
+
+def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
+    """The body with a `prims.shape` before the first use of each symbol it reads."""
+    origin_of: dict[str, tuple[str, int]] = {}
+    for info in env.dims.values():
+        tensor, _, axis = info.origin.partition(".shape[")
+        origin_of[info.name] = (tensor, int(axis.rstrip("]")))
+    inputs = {v.name: v for v in trace.inputs if isinstance(v, TensorValue)}
+    bound: set[str] = set()
+    out: list[BoundSymbol] = []
+
+    def bind(needed: set[str], before: BoundSymbol | None) -> None:
+        for tensor in sorted({origin_of[name][0] for name in needed - bound if name in origin_of}):
+            x = inputs[tensor]
+            targets = []
+            for axis, size in enumerate(x.shape):
+                name = size.as_symbol() if isinstance(size, Dim) else None
+                mine = name is not None and origin_of.get(name) == (tensor, axis) and name not in bound
+                targets.append(NumberValue(name, size) if mine else None)
+                if mine:
+                    bound.add(name)
+            source = before.source if before is not None else None
+            out.append(BoundSymbol(prims.shape, (x,), (), tuple(targets), (), source))
+
+    for bsym in trace.bsyms:
+        needed = dims_read(bsym)
+        if needed - bound:
+            bind(needed, bsym)
+        out.append(bsym)
+    returned = {v.name for v in values_in(trace.output) if isinstance(v, NumberValue) and v.is_size}
+    if returned - bound:
+        bind(returned, None)
+    return tuple(out)
+
+
+__all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "finish", "symbolic_inputs"]
+
