@@ -6,6 +6,8 @@
 - subsymbols define every output of their parent that is not one of its inputs,
   with the parent's types;
 - the trace's outputs are defined, and its name registry holds every defined name;
+- symbolic shapes: each size symbol is bound once (by `prims.shape`) before any call
+  reads it, at whatever level; type comments use only the trace's own symbols;
 - every bound symbol, at every level, records the types its rule gives: re-run on the
   recorded arguments, its meta rule or decomposition accepts them and yields outputs of
   the recorded shapes, dtypes and devices (`typecheck`). A subsymbol is checked on its
@@ -14,10 +16,14 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from tracecli.core.dims import DimEnv, symbols_in
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.typecheck import type_problem
+from tracecli.core.values import TensorValue
 
 
 class VerificationError(Exception):
@@ -44,6 +50,7 @@ def verify(trace: Trace, *, types: bool = True) -> None:
     """Raise VerificationError describing the first broken invariant. `types=False`
     checks structure only (names, scopes, the registry)."""
     known: dict[str, object] = {}  # name -> value record, across all levels
+    dim_names = {d.name for d in trace.dims} or None
 
     def fail(problem: str, bsym: BoundSymbol | None = None):
         raise VerificationError(problem, _context(trace, bsym))
@@ -53,6 +60,10 @@ def verify(trace: Trace, *, types: bool = True) -> None:
         # Parents and subsymbols share their records: identity settles most cases.
         if seen is not value and seen != value:
             fail(f"name {value.name} is used for two different values: {seen} and {value}", bsym)
+        if dim_names is not None and seen is value and type(value) is TensorValue:
+            foreign = symbols_in(value.shape) - dim_names
+            if foreign:
+                fail(f"the type of {value.name} uses {', '.join(sorted(foreign))}, not a size of this trace", bsym)
 
     def check_block(bsyms, scope: set[str]) -> None:
         """`scope` holds the names readable here; each definition is added to it."""
@@ -65,10 +76,11 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                 arg_names.add(arg.name)
             produced: set[str] = set()
             if bsym.subsymbols:
-                # A decomposition sees only its parent's arguments and its own results.
-                inner = set(arg_names)
+                # A decomposition sees only its parent's arguments and its own results,
+                # and the size symbols bound before its parent.
+                inner = set(arg_names) | (dim_names & scope) if dim_names else set(arg_names)
                 check_block(bsym.subsymbols, inner)
-                produced = inner - arg_names
+                produced = inner - arg_names - (dim_names or set())
             for out in bsym.output_values():
                 if out.name in arg_names:
                     fail(f"{bsym.symbol.qualname} uses {out.name} as both input and output", bsym)
@@ -79,10 +91,13 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                 note(out, bsym)
                 scope.add(out.name)
             if types:
-                problem = type_problem(bsym)
+                with sizes:
+                    problem = type_problem(bsym)
                 if problem is not None:
                     fail(problem, bsym)
 
+    # Rules re-run on symbolic sizes decide what shapes leave open from the traced example.
+    sizes = _example_env(trace) if dim_names else contextlib.nullcontext()
     top_level: set[str] = set()
     for value in trace.inputs:
         if value.name in top_level:
@@ -97,3 +112,11 @@ def verify(trace: Trace, *, types: bool = True) -> None:
     missing = set(known) - trace.names
     if missing:
         fail(f"names missing from the trace's registry: {', '.join(sorted(missing))}")
+
+
+def _example_env(trace: Trace) -> DimEnv:
+    env = DimEnv()
+    for info in trace.dims:
+        env.dims[info.name] = info
+        env.ranges[info.name] = (2, float("inf"))
+    return env
