@@ -144,9 +144,14 @@ def test_unknown_entry_lists_candidates(cli):
     assert_user_error(cli("run", "sample_programs/seed_cse.py:nope"), "no entry named 'nope'", "candidates: func")
 
 
-@pytest.mark.parametrize("spec", ["f32[3,x]", "q8[2]", "tensor", "f32(3)"])
+@pytest.mark.parametrize("spec", ["f32[3,x-1]", "f32[3,2x]", "q8[2]", "tensor", "f32(3)"])
 def test_bad_input_spec(cli, spec):
     assert_user_error(cli("run", "sample_programs/seed_sincos.py", "-i", spec), f"bad --input {spec!r}")
+
+
+def test_a_named_dim_needs_its_sizes(cli):
+    assert_user_error(cli("run", "sample_programs/seed_sincos.py", "-i", "f32[3,x]"),
+                      "--input names dims (x)", "--sizes (x=5")
 
 
 def test_wrong_number_of_inputs(cli):

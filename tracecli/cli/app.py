@@ -21,6 +21,7 @@ from tracecli.render.calls_view import print_job
 from tracecli.render.console import make_console
 from tracecli.render.examine_view import examine_json, print_examine
 from tracecli.render.json_report import job_json
+from tracecli.render.sizes_view import print_sized
 
 app = typer.Typer(
     add_completion=False, rich_markup_mode=None,
@@ -55,12 +56,13 @@ def announce_entry(job: JobResult, color: opt.Color) -> None:
 
 
 def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool,
-              executor: str = "torch", script_args: list[str] | None = None, timing: bool = True) -> JobResult:
+              executor: str = "torch", script_args: list[str] | None = None, timing: bool = True,
+              dynamic: bool = False, sizes: list[str] | None = None) -> JobResult:
     # With --format json stdout carries one JSON object: what the script prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
         return trace_script(
             target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=execute, steps=steps,
-            check=verify, executor=executor, script_args=script_args, timing=timing,
+            check=verify, executor=executor, script_args=script_args, timing=timing, dynamic=dynamic, sizes=sizes,
         )
 
 
@@ -69,17 +71,20 @@ def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: op
     if fmt is opt.Format.json:
         sys.stdout.write(json.dumps(job_json(command, job, depth), indent=2) + "\n")
         return
+    if job.symbolic:
+        print_sized(make_console(color.value), job, depth)
+        return
     print_job(make_console(color.value), job, depth, all_traces=all_traces, dynamic_option=opt.offered(opt.DYNAMIC))
 
 
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
              executor: str = "torch", script_args: list[str] | None = None, timing: bool = True,
-             all_traces: bool = False):
+             all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None):
     def work():
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
-                        executor=executor, script_args=script_args, timing=timing)
+                        executor=executor, script_args=script_args, timing=timing, dynamic=dynamic, sizes=sizes)
         return job, levels
 
     job, levels = opt.guarded(debug, color, work)
@@ -94,11 +99,11 @@ def run(
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, executor: opt.Executor = "torch", no_timing: opt.NoTiming = False,
-    all_traces: opt.AllTraces = False,
+    all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False, sizes: opt.Sizes = None,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
     _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor,
-             script_args, timing=not no_timing, all_traces=all_traces)
+             script_args, timing=not no_timing, all_traces=all_traces, dynamic=dynamic, sizes=sizes)
 
 
 @app.command()
@@ -106,11 +111,12 @@ def trace(
     target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False, all_traces: opt.AllTraces = False,
+    debug: opt.Debug = False, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
+    sizes: opt.Sizes = None,
 ) -> None:
     """Print the trace of the entry (after the passes) without executing it; any device works."""
     _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             script_args=script_args, all_traces=all_traces)
+             script_args=script_args, all_traces=all_traces, dynamic=dynamic, sizes=sizes)
 
 
 @app.command()

@@ -68,9 +68,17 @@ NoTiming = Annotated[
 ]
 
 
-# `--dynamic` (symbolic numbers and shapes, see shared/symbolic-shapes.md) is planned, not
-# written. The note on specialised arguments names it only where the running command
-# really accepts it, so it appears by itself the day the option lands, and never before.
+Dynamic = Annotated[
+    bool, typer.Option("--dynamic", help="Every dim of every tensor input is a symbol (s0, s1, ...): one trace for many sizes."),
+]
+Sizes = Annotated[
+    list[str] | None,
+    typer.Option("--sizes", metavar="N=SIZE,...",
+                 help="One more call with these dim sizes (n=5,m=7), served by a trace whose guards hold. Repeatable."),
+]
+
+# The note on specialised arguments names --dynamic only where the running command
+# accepts it.
 DYNAMIC = "--dynamic"
 
 

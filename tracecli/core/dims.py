@@ -729,6 +729,9 @@ class DimInfo:
     example: int  # its size in the call that was traced
     origin: str  # where a call's inputs give it: `x.shape[0]`
     named: bool  # declared by the user (`-i f32[n,4]`): strict
+    # What tracing found it equal to (in the other symbols, or a constant): it then
+    # appears in no type, only in its guard.
+    same_as: int | Dim | None = None
 
 
 # Where a guard was assumed: (file, line, source text) of the user's line, or None.
@@ -750,6 +753,11 @@ class DimEnv:
     foreign: Callable | None = None
     # How `__index__` on a dim is answered; by default it specialises with a guard.
     on_index: Callable[[Dim], int] | None = None
+    # The torch call being traced ("" in the user's own code): what a guard is for.
+    context: str = ""
+
+    def _why(self) -> str:
+        return f"assumed by {self.context}" if self.context else "a comparison in the script"
 
     # -- symbols -------------------------------------------------------------------
 
@@ -785,7 +793,7 @@ class DimEnv:
         if holds == "==":
             self._assume_equal(ca, cb, reason)
         else:
-            self.add_guard(holds, ca, cb, reason or "a comparison of sizes")
+            self.add_guard(holds, ca, cb, reason or self._why())
         return result
 
     def index(self, x: Dim) -> int:
@@ -807,10 +815,10 @@ class DimEnv:
                 where = self.locate() if self.locate is not None else None
                 file, line, source = where if where is not None else (None, None, "")
                 raise DimError(self._pinned_message(a, b, named), file=file, line=line, source=source)
-            self.add_guard("==", a, b, reason or "a comparison of sizes")
+            self.add_guard("==", a, b, reason or self._why())
             return
         name, value = target
-        self.add_guard("==", a, b, reason or "sizes broadcast or compared equal")
+        self.add_guard("==", a, b, reason or self._why())
         self.replacements = {k: substitute(v, {name: value}) for k, v in self.replacements.items()}
         self.replacements[name] = value
 

@@ -202,14 +202,16 @@ def time_call(fn: Callable, device: str, budget_s: float = 0.2, max_runs: int = 
 
 def check_against_eager(
     trace: Trace, compiled: Callable, eager: Callable, eager_args: tuple, eager_kwargs: dict,
-    program: TracedProgram, *, seed: int, device: str, timing: bool = True,
+    program: TracedProgram, *, seed: int, device: str, timing: bool = True, inputs: list | None = None,
 ) -> RunReport:
     """Run both from the same state with the same RNG seed; compare every output and every
     input the trace writes in place (as eager left it against as the trace did).
 
     Each run gets its own copies of the arguments. The real state the entry reads besides
     them (a module's weights and buffers, tensors captured from globals) is put back as it
-    was after every eager run, so checking a call changes nothing the script can see."""
+    was after every eager run, so checking a call changes nothing the script can see.
+    `inputs`: the compiled trace's arguments for this call, when it is not the call the
+    trace was made from (a symbolic trace serving new sizes)."""
     state = program.inputs[len(program.inputs) - program.n_state :] if program.n_state else []
     saved = [_clone(t) for t in state]
     torch.manual_seed(seed)
@@ -219,7 +221,7 @@ def check_against_eager(
     eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
     _restore(state, saved)
     torch.manual_seed(seed)
-    compiled_inputs = _clone(program.inputs)
+    compiled_inputs = _clone(program.inputs if inputs is None else inputs)
     with torch.no_grad():
         actual = compiled(*compiled_inputs)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]

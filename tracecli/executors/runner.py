@@ -19,7 +19,15 @@ from tracecli.core.verify import VerificationError, verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.executors.compare import RunReport, check_against_eager, quiet
 from tracecli.executors.guards import Guard, guard_for
-from tracecli.frontend.inputs import call_sample_inputs, check_device, device_available, inputs_from_specs
+from tracecli.executors.size_guards import SizeCheck, size_check
+from tracecli.frontend.inputs import (
+    call_sample_inputs,
+    check_device,
+    device_available,
+    inputs_from_specs,
+    parse_sizes,
+    parse_spec,
+)
 from tracecli.frontend.loader import (
     Script,
     choose_entry,
@@ -30,6 +38,8 @@ from tracecli.frontend.loader import (
     script_argv,
     seed_everything,
 )
+from tracecli.frontend.resize import dim_sizes, resized_arguments
+from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.passes.lower import lower
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
@@ -56,6 +66,19 @@ class TracedCall:
 
 
 @dataclass
+class SizedCall:
+    """One call of a run with symbolic sizes: the sizes, which trace served it (1-based,
+    in `JobResult.calls`), whether that trace was reused, and if traced again, the guard
+    of the newest trace that failed; then how it compared with eager."""
+
+    sizes: dict[str, int]
+    trace_index: int
+    reused: bool
+    retraced: str | None = None
+    report: RunReport | None = None
+
+
+@dataclass
 class JobResult:
     script: Script
     entry: str
@@ -63,10 +86,14 @@ class JobResult:
     device: str
     calls: list[TracedCall] = field(default_factory=list)
     executor: str = "torch"
+    # With symbolic sizes (--dynamic, named dims, --sizes): one row per call.
+    sized: list[SizedCall] = field(default_factory=list)
+    symbolic: bool = False
 
     @property
     def match(self) -> bool:
-        return all(c.report is None or c.report.match for c in self.calls)
+        return (all(c.report is None or c.report.match for c in self.calls)
+                and all(c.report is None or c.report.match for c in self.sized))
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -121,11 +148,12 @@ def _without_autocast(fn: Callable) -> Callable:
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
-                 stamp: bool) -> TracedProgram:
+                 stamp: bool, dims: DimPolicy | None = None) -> TracedProgram:
     info = TraceInfo(script=script.display, entry=entry, device=device)
     try:
         with quiet():  # the script's prints appear once, from its eager run
-            program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry)
+            program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry,
+                                     dims=dims)
     except UserError:
         raise
     except Exception as exc:
@@ -138,10 +166,11 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
 
 
 def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
-             device: str, script: Script, timing: bool) -> RunReport:
+             device: str, script: Script, timing: bool, inputs: list | None = None) -> RunReport:
     try:
         return check_against_eager(
-            call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, timing=timing
+            call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, timing=timing,
+            inputs=inputs,
         )
     except Exception as exc:
         source = getattr(compiled, "__tracecli_source__", "")
@@ -157,8 +186,10 @@ def _frames(exc: BaseException):
 def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
     execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
-    script_args: list[str] | None = None, timing: bool = True,
+    script_args: list[str] | None = None, timing: bool = True, dynamic: bool = False, sizes: list[str] | None = None,
 ) -> JobResult:
+    """`dynamic`: every dim of every tensor argument is a symbol; `sizes` (`n=5,m=7`):
+    one more call at those sizes each, served by a trace whose guards hold if there is one."""
     device = check_device(device)
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
@@ -168,23 +199,53 @@ def trace_script(
     # The script sees its own command line, as when run with python: argv[0] is the script.
     with script_argv(path, script_args or []):
         return _trace_script(path, entry_name, device=device, input_specs=input_specs, seed=seed,
-                             execute=execute, steps=steps, check=check, executor=executor, timing=timing)
+                             execute=execute, steps=steps, check=check, executor=executor, timing=timing,
+                             dynamic=dynamic, size_calls=parse_sizes(sizes or []))
+
+
+def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[dict[str, int]]) -> DimPolicy | None:
+    specs = [parse_spec(s) for s in input_specs or []]
+    named = tuple(spec.dim_names if spec.dtype is not None else None for spec in specs)
+    policy = DimPolicy(dynamic=dynamic, named=named)
+    if not policy.symbolic:
+        if size_calls:
+            raise UserError("--sizes needs symbolic dims: add --dynamic, or name dims in --input (f32[n,4])")
+        return None
+    names = {name for spec_names in named if spec_names for name in spec_names if name}
+    if names and not size_calls:
+        raise UserError(f"--input names dims ({', '.join(sorted(names))}): give their sizes with --sizes "
+                        f"({','.join(f'{n}=5' for n in sorted(names))}; repeatable, one call each)")
+    missing = names - set(size_calls[0]) if names else set()
+    if missing:
+        raise UserError(f"the first --sizes must give every named dim: {', '.join(sorted(missing))} missing")
+    return policy
 
 
 def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs: list[str] | None, seed: int,
-                  execute: bool, steps: list[Step] | None, check: bool, executor: str, timing: bool) -> JobResult:
+                  execute: bool, steps: list[Step] | None, check: bool, executor: str, timing: bool,
+                  dynamic: bool = False, size_calls: list[dict[str, int]] | None = None) -> JobResult:
+    size_calls = size_calls or []
+    policy = _dim_policy(input_specs, dynamic, size_calls)
     script = load_script(path)
     main_mode = not input_specs and script.sample_inputs is None and bool(script.main_blocks)
+    if main_mode and size_calls:
+        raise UserError("--sizes makes calls from sample_inputs() or --input; this script's main block makes its "
+                        "own calls (--dynamic alone makes their dims symbolic)")
     entry, fn, reason = choose_entry(script, entry_name, main_mode=main_mode)
     if is_module_class(fn, script) and not main_mode:
         fn = _instantiate(script, entry, fn)
     available = device_available(device)
     if isinstance(fn, torch.nn.Module) and available:
         fn.to(device)
-    result = JobResult(script, entry, reason, device, executor=executor)
+    result = JobResult(script, entry, reason, device, executor=executor, symbolic=policy is not None)
     if main_mode:
         _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, timing=timing,
-                          stamp=not available, steps=steps or [], check=check, executor=executor)
+                          stamp=not available, steps=steps or [], check=check, executor=executor, dims=policy)
+        return result
+    if policy is not None:
+        _run_sizes(script, entry, fn, result, policy, input_specs, size_calls, device=device, seed=seed,
+                   execute=execute, timing=timing, stamp=not available, steps=steps or [], check=check,
+                   executor=executor)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
@@ -210,9 +271,68 @@ def _instantiate(script: Script, entry: str, cls: type) -> torch.nn.Module:
         raise exception_at_user_line(exc, script.module.__file__, prefix=f"{entry}() failed: ") from exc
 
 
-def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: int) -> tuple[tuple, dict]:
+def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPolicy, input_specs: list[str] | None,
+               size_calls: list[dict[str, int]], *, device: str, seed: int, execute: bool, timing: bool, stamp: bool,
+               steps: list[Step], check: bool, executor: str) -> None:
+    """One call per size: the example's (sample_inputs, or the first --sizes with named
+    dims), then each --sizes. A call runs the newest trace whose size check passes, or is
+    traced again; every call is compared with eager."""
+    named = any(names for names in policy.named)
+    given = list(size_calls) if named else [{}, *size_calls]
+    example_args, example_kwargs = _entry_inputs(script, input_specs, device, seed, given[0])
+    cache: list[tuple[SizeCheck, Callable, TracedCall, int]] = []
+    first: Trace | None = None
+    for number, sizes_given in enumerate(given):
+        if number == 0:
+            args, kwargs, sizes = example_args, example_kwargs, {}
+        else:
+            assert first is not None
+            sizes = dim_sizes(first, {**given[0], **sizes_given} if named else sizes_given)
+            generator = torch.Generator().manual_seed(seed + number)
+            args, kwargs = resized_arguments(fn, example_args, example_kwargs, first, sizes, generator)
+        found, failed = None, None
+        for check_sizes, compiled, call, index in reversed(cache):
+            failure = check_sizes.failure(call.program.inputs_for(args, kwargs))
+            if failure is None:
+                found = (compiled, call, index)
+                break
+            failed = failed or failure
+        if found is None:
+            program = _trace_entry(script, entry, fn, args, kwargs, device, stamp, policy)
+            call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
+            compiled = compile_for(call.final, executor)
+            result.calls.append(call)
+            found = (compiled, call, len(result.calls))
+            cache.append((size_check(program.trace), *found))
+            first = first or program.trace
+        compiled, call, index = found
+        call.served.append(number)
+        reused = call.served[0] != number  # this trace served an earlier call
+        row = SizedCall(_sizes_of(call.program.trace, sizes, args, kwargs, call.program), index, reused,
+                        retraced=None if reused else failed)
+        if execute:
+            row.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, timing,
+                                  inputs=call.program.inputs_for(args, kwargs))
+            if call.report is None:
+                call.report = row.report
+        result.sized.append(row)
+
+
+def _sizes_of(trace: Trace, sizes: dict[str, int], args: tuple, kwargs: dict, program: TracedProgram) -> dict:
+    """Each size symbol's value at this call, read from its inputs where the dims say."""
+    objects = dict(zip((v.name for v in trace.inputs), program.inputs_for(args, kwargs), strict=False))
+    out = {}
+    for info in trace.dims:
+        tensor, _, axis = info.origin.partition(".shape[")
+        obj = objects.get(tensor)
+        out[info.name] = int(obj.shape[int(axis.rstrip("]"))]) if isinstance(obj, torch.Tensor) else sizes.get(info.name)
+    return out
+
+
+def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: int,
+                  sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
     if specs:
-        return inputs_from_specs(specs, device if device_available(device) else "cpu", seed)
+        return inputs_from_specs(specs, device if device_available(device) else "cpu", seed, sizes)
     if script.sample_inputs is None:
         raise UserError(
             f"{script.path}: no inputs: define sample_inputs(device) in the script "
@@ -225,11 +345,12 @@ def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: in
         raise exception_at_user_line(exc, script.module.__file__, prefix="sample_inputs failed: ") from exc
 
 
-def _signature(args: tuple, kwargs: dict) -> tuple:
+def _signature(args: tuple, kwargs: dict, symbolic: bool = False) -> tuple:
     """What a compiled trace is specialised on: the containers (dict keys in their order,
-    which a loop over the dict follows), tensor shapes, dtypes and devices, and constants."""
+    which a loop over the dict follows), tensor shapes, dtypes and devices, and constants.
+    With symbolic sizes, tensor ranks instead of shapes: the trace's size check does the rest."""
     # Keyword arguments bind by name: their order is no part of the call.
-    return tree_key((args, dict(sorted(kwargs.items()))), _leaf_signature)
+    return tree_key((args, dict(sorted(kwargs.items()))), _leaf_rank if symbolic else _leaf_signature)
 
 
 def _leaf_signature(obj) -> tuple:
@@ -237,6 +358,12 @@ def _leaf_signature(obj) -> tuple:
         # Contiguity too: whether a reshape of it is a view (which writes reach) depends on it.
         return ("tensor", tuple(obj.shape), obj.dtype, str(obj.device), obj.is_contiguous())
     return (type(obj).__name__, obj if isinstance(obj, (int, float, bool, str, type(None))) else id(obj))
+
+
+def _leaf_rank(obj) -> tuple:
+    if isinstance(obj, torch.Tensor):
+        return ("tensor", obj.dim(), obj.dtype, str(obj.device), obj.is_contiguous())
+    return _leaf_signature(obj)
 
 
 class _TracingEntry:
@@ -255,22 +382,32 @@ class _TracingEntry:
 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
-                      execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str) -> None:
-    # Per signature, the traces made for it so far, each with what it took for granted.
-    compiled_by_signature: dict[tuple, list[tuple[Guard, Callable, TracedProgram, TracedCall]]] = {}
+                      execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str,
+                      dims: DimPolicy | None = None) -> None:
+    # Per signature, the traces made for it so far, each with what it took for granted
+    # (and with symbolic sizes, the size check a call must pass).
+    compiled_by_signature: dict[tuple, list[tuple[Guard, SizeCheck | None, Callable, TracedProgram, TracedCall]]] = {}
     busy = []  # set while tracing or checking a call: the entry's own calls then run as they are
     call_numbers = itertools.count()
 
     def on_call(target, run_eagerly: Callable, args, kwargs):
         number = next(call_numbers)
         # One trace per callable (each instance of a module class has its own weights) and signature.
-        key = (id(target), _signature(args, kwargs), autocast_state())
+        key = (id(target), _signature(args, kwargs, dims is not None), autocast_state())
         made = compiled_by_signature.setdefault(key, [])
-        found = next((entry[1:] for entry in made if entry[0].holds()), None)
+        found, failed = None, None
+        for guard, sizes_ok, *rest in reversed(made):  # the newest trace first
+            if not guard.holds():
+                continue
+            failure = sizes_ok.failure(rest[1].inputs_for(args, kwargs)) if sizes_ok is not None else None
+            if failure is None:
+                found = rest
+                break
+            failed = failed or failure
         if found is None:
             busy.append(True)
             try:
-                program = _trace_entry(script, entry, target, args, kwargs, device, stamp)
+                program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims)
                 call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
                 compiled = compile_for(call.final, executor)
                 if execute:
@@ -281,9 +418,24 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 busy.pop()
             result.calls.append(call)
             found = (compiled, program, call)
-            made.append((guard_for(target, args, kwargs, program.homes), *found))
+            checks = size_check(program.trace) if dims is not None else None
+            made.append((guard_for(target, args, kwargs, program.homes), checks, *found))
         compiled, program, call = found
         call.served.append(number)
+        if dims is not None:
+            reused = call.served[0] != number
+            row = SizedCall(_sizes_of(program.trace, {}, args, kwargs, program), result.calls.index(call) + 1,
+                            reused, retraced=None if reused else failed, report=call.report if not reused else None)
+            if reused and execute:  # every call is compared with eager, not only the first of a trace
+                busy.append(True)
+                try:
+                    state = torch.get_rng_state()
+                    row.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, False,
+                                          inputs=program.inputs_for(args, kwargs))
+                    torch.set_rng_state(state)
+                finally:
+                    busy.pop()
+            result.sized.append(row)
         if not execute:
             return run_eagerly(*args, **kwargs)
         return compiled(*program.inputs_for(args, kwargs))

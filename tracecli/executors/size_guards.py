@@ -44,11 +44,21 @@ def size_check(trace: Trace) -> SizeCheck:
         lines.append(f"    {info.name} = {info.origin}")
     for info in trace.dims:
         lines.append(f"    if {info.name} < 2:")
-        lines.append(f"        return {info.name + ' >= 2  (sizes 0 and 1 are traced apart)'!r}")
+        lines.append(f"        return {info.name + ' >= 2 failed  (sizes 0 and 1 are traced apart)'!r}")
+    # An axis whose size is not read from it (a dim shared with another input, or found
+    # equal to one) must have the size its type says.
+    origins = {info.origin for info in trace.dims}
+    for value in trace.inputs:
+        if isinstance(value, TensorValue):
+            for axis, size in enumerate(value.shape):
+                read = f"{value.name}.shape[{axis}]"
+                if isinstance(size, Dim) and read not in origins:
+                    lines.append(f"    if {read} != {size.text()}:")
+                    lines.append(f"        return {read!r} + ' is ' + str({read}) + ', traced as {size.text()}'")
     for guard in trace.guards:
         lines.append(f"    if not ({guard.text()}):")
         where = f"  ({guard.where()}  {guard.source})" if guard.where() else ""
-        lines.append(f"        return {guard.text() + where!r}")
+        lines.append(f"        return {guard.text() + ' failed' + where!r}")
     lines.append("    return None")
     source = "\n".join(lines) + "\n"
     scope = dict(constants)

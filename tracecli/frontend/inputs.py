@@ -13,15 +13,23 @@ from tracecli.core import dtypes
 from tracecli.core.errors import UserError
 from tracecli.ops.torch_bridge import sample_code, to_device
 
-_SPEC = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*\[\s*([0-9,\s]*)\]\s*$")
+_SPEC = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*\[\s*([A-Za-z0-9_,\s]*)\]\s*$")
+_DIM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
 class InputSpec:
     text: str
     dtype: dtypes.DType | None = None  # None: a Python number
-    shape: tuple[int, ...] = ()
+    shape: tuple[int | str, ...] = ()  # a str is a symbolic dim's name: f32[n,4]
     number: int | float | bool | None = None
+
+    @property
+    def dim_names(self) -> tuple[str | None, ...]:
+        return tuple(d if isinstance(d, str) else None for d in self.shape)
+
+    def sized(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(sizes[d] if isinstance(d, str) else d for d in self.shape)
 
 
 def parse_spec(text: str) -> InputSpec:
@@ -44,20 +52,46 @@ def parse_spec(text: str) -> InputSpec:
         known = ", ".join(d.short for d in dtypes.ALL)
         raise UserError(f"bad --input {text!r}: unknown dtype {match.group(1)!r} (known: {known})")
     dims = [d.strip() for d in match.group(2).split(",") if d.strip()]
-    return InputSpec(text, dtype=dtype, shape=tuple(int(d) for d in dims))
+    shape: list[int | str] = []
+    for d in dims:
+        if d.isdigit():
+            shape.append(int(d))
+        elif _DIM_NAME.match(d):
+            shape.append(d)
+        else:
+            raise UserError(f"bad --input {text!r}: {d!r} is neither a size nor a dim name (f32[n,4])")
+    return InputSpec(text, dtype=dtype, shape=tuple(shape))
 
 
-def make_input(spec: InputSpec, device: str, generator: torch.Generator):
+def make_input(spec: InputSpec, device: str, generator: torch.Generator, sizes: dict[str, int] | None = None):
     if spec.dtype is None:
         return spec.number
     # The same recipe a saved trace's sample_inputs() writes out.
     code = sample_code(spec.dtype, "shape", "device", "generator")
-    return eval(code, {"torch": torch, "shape": spec.shape, "device": device, "generator": generator})  # noqa: S307
+    shape = spec.sized(sizes or {})
+    return eval(code, {"torch": torch, "shape": shape, "device": device, "generator": generator})  # noqa: S307
 
 
-def inputs_from_specs(specs: list[str], device: str, seed: int) -> tuple[tuple, dict]:
+def inputs_from_specs(specs: list[str], device: str, seed: int, sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
+    """The entry's inputs from `--input` specs; `sizes` gives the named dims (f32[n,4])."""
     generator = torch.Generator().manual_seed(seed)
-    return tuple(make_input(parse_spec(s), device, generator) for s in specs), {}
+    return tuple(make_input(parse_spec(s), device, generator, sizes) for s in specs), {}
+
+
+def parse_sizes(texts: list[str]) -> list[dict[str, int]]:
+    """`--sizes n=5,m=7` (repeatable): one dict of dim sizes per call, in order."""
+    calls = []
+    for text in texts:
+        sizes: dict[str, int] = {}
+        for item in text.split(","):
+            name, eq, value = (part.strip() for part in item.partition("="))
+            if not eq or not _DIM_NAME.match(name) or not value.isdigit():
+                raise UserError(f"bad --sizes {text!r}: expected NAME=SIZE pairs such as n=5,m=7")
+            if name in sizes:
+                raise UserError(f"bad --sizes {text!r}: {name} is given twice")
+            sizes[name] = int(value)
+        calls.append(sizes)
+    return calls
 
 
 def device_available(device: str) -> bool:

@@ -155,7 +155,8 @@ def finish(trace: Trace, env: DimEnv, registry: NameRegistry) -> Trace:
     if env.replacements:
         trace = _substituted(trace, env.replacements)
     bsyms = _bound(trace, env)
-    return trace.replace(bsyms=bsyms, dims=tuple(env.dims.values()), guards=tuple(env.guards))
+    dims = tuple(replace(info, same_as=env.replacements.get(info.name)) for info in env.dims.values())
+    return trace.replace(bsyms=bsyms, dims=dims, guards=tuple(env.guards))
 
 
 def _substituted(trace: Trace, mapping: dict) -> Trace:

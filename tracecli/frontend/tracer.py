@@ -330,12 +330,16 @@ class _Tracer:
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
             self.in_torch_call += 1
+            if self.env is not None:
+                outer, self.env.context = self.env.context, _call_name(func)
             try:
                 out = adapter(*vargs, **vkwargs)
             except (ShapeError, UnsupportedCall, TypeError) as exc:
                 raise _error_at_user_line(str(exc)) from exc
             finally:
                 self.in_torch_call -= 1
+                if self.env is not None:
+                    self.env.context = outer
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
@@ -350,6 +354,25 @@ class _Tracer:
         return self.to_proxies(out)
 
 
+def _call_name(func) -> str:
+    """How the user wrote a torch call, near enough: `torch.reshape`, `Tensor.view`, `*`."""
+    name = getattr(func, "__name__", "") or type(func).__name__
+    if name in _OPERATORS:
+        return f"`{_OPERATORS[name]}`"
+    qualname = getattr(func, "__qualname__", "")
+    if qualname.startswith(("Tensor.", "TensorBase.")):
+        return f"Tensor.{name}"
+    module = getattr(func, "__module__", "") or "torch"
+    return f"{'torch' if module.startswith('torch._C') else module}.{name}"
+
+
+_OPERATORS = {
+    "__add__": "+", "__radd__": "+", "__sub__": "-", "__rsub__": "-", "__mul__": "*", "__rmul__": "*",
+    "__truediv__": "/", "__rtruediv__": "/", "__floordiv__": "//", "__rfloordiv__": "//", "__mod__": "%",
+    "__pow__": "**", "__rpow__": "**", "__matmul__": "@", "__rmatmul__": "@", "__getitem__": "indexing",
+    "__setitem__": "item assignment", "__and__": "&", "__or__": "|", "__xor__": "^", "__eq__": "==",
+    "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
+}
 _SIZE_READS = frozenset({"size", "shape", "numel", "nelement", "__len__", "stride"})
 _NOT_SYMBOLIC = object()
 

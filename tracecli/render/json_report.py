@@ -16,9 +16,15 @@ from tracecli.render.groups import group_calls, specialised_arguments
 FORMAT_VERSION = 1
 
 
+def _size(d) -> int | str:
+    """A size in JSON: an int, or the symbolic size's expression (`n`, `n*m//2`)."""
+    return d if isinstance(d, int) else str(d)
+
+
 def _value(v) -> dict:
     if isinstance(v, TensorValue):
-        return {"name": v.name, "kind": "tensor", "shape": list(v.shape), "dtype": v.dtype.name, "device": v.device}
+        return {"name": v.name, "kind": "tensor", "shape": [_size(d) for d in v.shape], "dtype": v.dtype.name,
+                "device": v.device}
     if isinstance(v, NumberValue):
         value = v.value if isinstance(v.value, (int, float, bool, str, type(None))) else repr(v.value)
         return {"name": v.name, "kind": "constant", "type": v.python_type, "value": value}
@@ -48,12 +54,38 @@ def _report(report: RunReport) -> dict:
 
 
 def trace_json(trace: Trace, depth: float) -> dict:
-    return {
+    out = {
         "text": format_trace(trace, depth),
         "inputs": [_value(v) for v in trace.inputs],
         "outputs": [_value(v) for v in tree_leaves(trace.output)],
         "bound_symbols": len(trace.bsyms),
     }
+    if trace.dims:
+        out["dims"] = [
+            {"name": d.name, "origin": d.origin, "named": d.named,
+             "same_as": None if d.same_as is None else _size(d.same_as)}
+            for d in trace.dims
+        ]
+        out["guards"] = [
+            {"expr": g.text(), "reason": g.reason, "line": g.where() or None, "source": g.source or None}
+            for g in trace.guards
+        ]
+    return out
+
+
+def _sized_json(job: JobResult, depth: float) -> dict:
+    """One element per call: its sizes, the trace that served it and how, the result."""
+    calls = []
+    for call in job.sized:
+        served = job.calls[call.trace_index - 1]
+        entry = {
+            "trace_index": call.trace_index, "reused": call.reused, "sizes": dict(call.sizes),
+            "retraced_because": call.retraced, "trace": trace_json(served.final, depth),
+        }
+        if call.report is not None:
+            entry["result"] = _report(call.report)
+        calls.append(entry)
+    return {"calls": calls, "traces": len(job.calls)}
 
 
 def job_json(command: str, job: JobResult, depth: float) -> dict:
@@ -67,6 +99,11 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         "executor": job.executor,
         "calls": [],
     }
+    if job.symbolic and job.sized:
+        out.update(_sized_json(job, depth))
+        if command == "run":
+            out["match"] = job.match
+        return out
     per_call, grouping = grouping_json(job.calls, lambda call: format_trace(call.final, depth))
     for call, group in zip(job.calls, per_call, strict=True):
         entry = {"trace": trace_json(call.final, depth), **group}

@@ -1,0 +1,79 @@
+"""Inputs for a call at new sizes: the example call's arguments with each symbolic dim
+resized, values drawn like the example's (same dtype and device; integers within the
+example's range, so token ids stay valid ids)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from tracecli.core.dims import Dim, evaluate
+from tracecli.core.errors import UserError
+from tracecli.core.trace import Trace
+from tracecli.core.values import TensorValue
+from tracecli.frontend.arguments import bind_entry, input_objects, swap_tensors
+
+
+def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
+    """Every size symbol of `trace` at a call: as given, else as what tracing found it
+    equal to, else as in the traced example. Unknown names are bad usage."""
+    known = [d.name for d in trace.dims]
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise UserError(f"--sizes names {', '.join(unknown)}, not a dim of the trace "
+                        f"(its dims: {', '.join(known) or 'none'})")
+    sizes: dict[str, int] = {}
+    for info in trace.dims:  # in order: a symbol is only ever made equal to older ones
+        if info.name in given:
+            sizes[info.name] = given[info.name]
+        elif info.same_as is not None:
+            sizes[info.name] = evaluate(info.same_as, sizes)
+        else:
+            sizes[info.name] = info.example
+    return sizes
+
+
+def resized_arguments(fn: Callable, args: tuple, kwargs: dict, trace: Trace, sizes: dict[str, int],
+                      generator: torch.Generator) -> tuple[tuple, dict]:
+    """The example's arguments with each tensor whose dims are symbols remade at `sizes`."""
+    where: dict[tuple[str, int], str] = {}
+    for info in trace.dims:
+        tensor, _, axis = info.origin.partition(".shape[")
+        where[(tensor, int(axis.rstrip("]")))] = info.name
+    objects = [obj for arg in bind_entry(fn, args, kwargs).arguments.values() for obj in input_objects(arg)]
+    swap: dict[int, torch.Tensor] = {}
+    for value, obj in zip(trace.inputs, objects, strict=False):
+        if not isinstance(obj, torch.Tensor) or not isinstance(value, TensorValue):
+            continue
+        shape = []
+        for axis, size in enumerate(value.shape):
+            name = where.get((value.name, axis))
+            if name is not None:  # where the size is read: as asked
+                shape.append(sizes[name])
+            elif isinstance(size, Dim):  # a dim shared with another input, or found equal to one
+                shape.append(evaluate(size, sizes))
+            else:
+                shape.append(obj.shape[axis])
+        if list(obj.shape) != shape:
+            swap[id(obj)] = like(obj, tuple(shape), generator)
+    new_args = tuple(swap_tensors(a, swap) for a in args)
+    new_kwargs = {k: swap_tensors(v, swap) for k, v in kwargs.items()}
+    return new_args, new_kwargs
+
+
+def like(example: torch.Tensor, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    """A tensor of `shape` whose values are drawn as the example's could be."""
+    dtype, device = example.dtype, example.device
+    if dtype == torch.bool:
+        out = torch.rand(shape, generator=generator) < 0.5
+    elif dtype.is_floating_point or dtype.is_complex:
+        out = torch.randn(shape, generator=generator, dtype=dtype if dtype.is_complex else torch.float32)
+    else:
+        if example.numel():
+            low, high = int(example.min()), int(example.max())
+        else:
+            low, high = 0, 1
+        out = torch.randint(low, high + 1, shape, generator=generator, dtype=torch.int64)
+    out = out.to(dtype=dtype, device=device)
+    return out.requires_grad_(example.requires_grad) if out.is_floating_point() else out
