@@ -57,7 +57,8 @@ def size_check(trace: Trace) -> SizeCheck:
                     lines.append(f"        return {read!r} + ' is ' + str({read}) + ', traced as {size.text()}'")
     for guard in trace.guards:
         lines.append(f"    if not ({guard.text()}):")
-        where = f"  ({guard.where()}  {guard.source})" if guard.where() else ""
+        # Short enough for a table cell: the guard's full line is in the printed trace.
+        where = f" ({guard.file.rsplit('/', 1)[-1]}:{guard.line})" if guard.where() else ""
         lines.append(f"        return {guard.text() + ' failed' + where!r}")
     lines.append("    return None")
     source = "\n".join(lines) + "\n"

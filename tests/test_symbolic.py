@@ -1,0 +1,154 @@
+"""Symbolic shapes from the command line: one trace for many sizes, guards that retrace
+when a size falls on the other side of a branch, named dims that are strict, and a
+clean trace (no shape queries or comparisons left in it)."""
+
+import json
+
+import pytest
+
+from tests.test_cli import assert_user_error, write
+
+SEED = """
+    import torch
+
+
+    def foo(x):
+        y = torch.cos(x) + torch.sin(x)
+        return y
+
+
+    def sample_inputs(device):
+        return (torch.randn(10, 10, device=device),)
+"""
+
+BRANCH = """
+    import torch
+
+
+    def f(x):
+        if x.shape[0] > 4:
+            return x * 2
+        return x - 1
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, 4, device=device),)
+"""
+
+
+def test_the_seed_traces_once_for_every_size_with_no_shape_queries(cli, tmp_path):
+    script = write(tmp_path, "seed.py", SEED)
+    result = cli("run", script, "--dynamic", "--sizes", "s0=3,s1=4", "--sizes", "s0=128,s1=64", "--depth", "all",
+                 "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert '# x: "cpu f32[s0, s1]"' in result.stdout
+    for prim in ("prims.shape", "prims.eq", "prims.ne"):
+        assert prim not in result.stdout
+    assert "1 trace for 3 calls; every call matches eager" in result.stdout
+
+
+def test_a_branch_on_a_size_is_a_guard_and_the_other_side_traces_again(cli, tmp_path):
+    script = write(tmp_path, "branch.py", BRANCH)
+    result = cli("run", script, "--dynamic", "--sizes", "s0=5", "--sizes", "s0=7", "--sizes", "s0=2", "--no-timing")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "# guard: s0 <= 4  (branch.py:6  if x.shape[0] > 4:)" in out
+    assert "# guard: s0 > 4  (branch.py:6  if x.shape[0] > 4:)" in out
+    assert "traced again: s0 <= 4 failed (branch.py:6)" in out
+    assert "2 traces for 4 calls; every call matches eager" in out
+
+
+def test_json_has_one_element_per_call(cli, tmp_path):
+    script = write(tmp_path, "branch.py", BRANCH)
+    result = cli("run", script, "--dynamic", "--sizes", "s0=5", "--sizes", "s0=7", "--format", "json", "--no-timing")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["traces"] == 2 and report["match"] is True
+    calls = report["calls"]
+    assert [(c["trace_index"], c["reused"]) for c in calls] == [(1, False), (2, False), (2, True)]
+    assert [c["sizes"] for c in calls] == [{"s0": 3, "s1": 4}, {"s0": 5, "s1": 4}, {"s0": 7, "s1": 4}]
+    assert calls[1]["retraced_because"].startswith("s0 <= 4 failed")
+    trace = calls[1]["trace"]
+    assert trace["inputs"][0]["shape"] == ["s0", "s1"]
+    (guard,) = trace["guards"]
+    assert (guard["expr"], guard["reason"], guard["source"]) == ("s0 > 4", "a comparison in the script",
+                                                                 "if x.shape[0] > 4:")
+    assert guard["line"].endswith("branch.py:6")
+    assert [d["name"] for d in trace["dims"]] == ["s0", "s1"]
+    assert all(c["result"]["match"] for c in calls)
+
+
+NAMED = """
+    import torch
+
+
+    def f(x, y):
+        return (x * y).sum(0) + x.shape[0]
+"""
+
+
+def test_named_dims_shared_by_inputs_serve_every_size(cli, tmp_path):
+    script = write(tmp_path, "named.py", NAMED)
+    result = cli("run", script, "-i", "f32[n,4]", "-i", "f32[n,4]", "--sizes", "n=5", "--sizes", "n=7", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert '# y: "cpu f32[n, 4]"' in result.stdout
+    assert "(n, _) = prims.shape(x)" in result.stdout  # the size used as a value, bound once
+    assert "t2 = ltorch.add(t1, n)" in result.stdout
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout
+
+
+@pytest.mark.parametrize(("specs", "sizes", "message"), [
+    (["f32[n,4]", "f32[m,4]"], "n=5,m=5", "m and n were declared symbolic (-i), but this line needs m == n"),
+    (["f32[n,4]", "f32[3,4]"], "n=3", "n was declared symbolic (-i), but this line needs n == 3"),
+])
+def test_named_dims_are_strict(cli, tmp_path, specs, sizes, message):
+    script = write(tmp_path, "named.py", NAMED)
+    args = [a for spec in specs for a in ("-i", spec)]
+    assert_user_error(cli("run", script, *args, "--sizes", sizes), "named.py:6:", message)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--sizes", "n=3"], "--sizes needs symbolic dims"),
+    (["--dynamic", "--sizes", "k=3"], "--sizes names k, not a dim of the trace (its dims: s0, s1)"),
+    (["--dynamic", "--sizes", "s0"], "bad --sizes 's0'"),
+])
+def test_bad_sizes(cli, tmp_path, args, message):
+    script = write(tmp_path, "branch.py", BRANCH)
+    assert_user_error(cli("run", script, *args), message)
+
+
+MAIN = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x)).softmax(-1)
+
+
+    def main():
+        torch.manual_seed(0)
+        model = Net().eval()
+        for rows in (4, 4, 8):
+            print(rows, tuple(model(torch.randn(rows, 8)).shape))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_main_block_calls_many_sizes_through_one_trace(cli, tmp_path):
+    script = write(tmp_path, "main.py", MAIN)
+    result = cli("run", f"{script}:Net", "--dynamic", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "8 (8, 3)" in result.stdout  # the script's own prints, with its real results
+    assert '# x: "cpu f32[s0, 8]"' in result.stdout
+    assert "1 trace for 3 calls; every call matches eager" in result.stdout
+    static = cli("run", f"{script}:Net", "--no-timing")
+    assert "2 distinct traces" in static.stdout
