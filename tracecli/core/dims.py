@@ -300,7 +300,7 @@ def _compare(op: str, a: Dim, b) -> bool:
     if not _is_int(b):
         return NotImplemented
     d = a - b
-    if isinstance(d, int):
+    if not isinstance(d, Dim):
         return _OPS[op](d, 0)
     env = active()
     if env is None:
@@ -477,8 +477,20 @@ def statically_equal(a, b) -> bool:
     if isinstance(a, Dim) or isinstance(b, Dim):
         env = active()
         d = env.canonical(a) - env.canonical(b) if env is not None else a - b
-        return isinstance(d, int) and d == 0
+        return not isinstance(d, Dim) and d == 0
     return a == b
+
+
+def known(op: str, a, b) -> bool | None:
+    """`a OP b` when the shapes settle it whatever the symbols are, else None: never a
+    guard (for bookkeeping that must not narrow what the trace serves)."""
+    env = active()
+    if env is not None:
+        a, b = env.canonical(a), env.canonical(b)
+    d = a - b
+    if not isinstance(d, Dim):
+        return _OPS[op](d, 0)
+    return _decide_by_range(op, d, env._range if env is not None else (lambda name: (2, math.inf)))
 
 
 def same_shape(a, b) -> bool:
@@ -591,6 +603,8 @@ def substitute(x, mapping: dict[str, int | Dim]):
         for atom, power in mono:
             product = product * _substitute_atom(atom, mapping) ** power
         result = result + product
+    if type(result) is Fraction:  # an exact division whose symbols all became numbers
+        return int(result) if result.denominator == 1 else math.floor(result)
     return result
 
 
@@ -783,7 +797,7 @@ class DimEnv:
         """`a OP b`: from shapes when they settle it, else from the example sizes, with a guard."""
         ca, cb = self.canonical(a), self.canonical(b)
         d = ca - cb
-        if isinstance(d, int):
+        if not isinstance(d, Dim):
             return _OPS[op](d, 0)
         decided = _decide_by_range(op, d, self._range)
         if decided is not None:
@@ -855,7 +869,7 @@ class DimEnv:
 
     def _narrow(self, op: str, d) -> None:
         """Tighten a symbol's range from a guard `k*s + c OP 0` on one symbol."""
-        if isinstance(d, int) or op in ("==", "!="):
+        if not isinstance(d, Dim) or op in ("==", "!="):
             return
         terms = dict(d.terms)
         constant = terms.pop((), 0)

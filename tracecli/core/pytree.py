@@ -295,8 +295,14 @@ def _map_dim(fn: Callable, dim: Dim) -> object:
     mapping = {}
     for value in size_values(dim):
         new = fn(value)
-        if new is not value and new.name != value.name:
-            mapping[value.name] = new.value if isinstance(new.value, Dim) else Dim.symbol(new.name)
+        if new is value:
+            continue
+        # A size renamed (its value the new symbol), or replaced by what it was found equal to.
+        if isinstance(new.value, (Dim, int)) and not isinstance(new.value, bool):
+            if not (isinstance(new.value, Dim) and new.value.same(value.value)):
+                mapping[value.name] = new.value
+        elif new.name != value.name:
+            mapping[value.name] = Dim.symbol(new.name)
     return substitute(dim, mapping) if mapping else dim
 
 

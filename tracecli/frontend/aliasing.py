@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from tracecli.core.dims import known
 from tracecli.core.symbol import BoundSymbol, Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import ltorch
@@ -262,14 +263,19 @@ def _contiguous_region(parent: TensorValue, key) -> bool:
         return False
     if advanced:
         return False
+    # Symbolic sizes: what the shapes cannot settle counts as not contiguous, which only
+    # ever refuses a write (never a guard: bookkeeping must not narrow what a trace serves).
     ranging = False
     for (start, stop, step), size in zip(bounds, parent.shape, strict=True):
-        length = len(range(start, stop, step))
-        if length <= 1:
-            if ranging and size != 1:
+        length = (stop - start + step - 1) // step
+        single = known("<=", length, 1)
+        if single is None:
+            return False
+        if single:
+            if ranging and known("==", size, 1) is not True:
                 return False
             continue
-        if step != 1 or (ranging and length != size):
+        if step != 1 or (ranging and known("==", length, size) is not True):
             return False
         ranging = True
     return True

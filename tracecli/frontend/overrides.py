@@ -10,20 +10,25 @@
   reaches the tracer as one opaque call.
 - `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
   the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
+- Factories taking numbers (`torch.arange(n)`, `torch.full(shape, n)`, `torch.tensor(n)`)
+  with a symbolic size among them reach the tracer with the symbol: torch's argument
+  parser would refuse an object that is not a number before any mode sees the call.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
+from torch.overrides import handle_torch_function
 
+from tracecli.core.dims import dims_in
 from tracecli.core.errors import TracingError
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import location_of, user_frame
-from tracecli.ops import ltorch
+from tracecli.ops import ltorch, torch_paths
 
 
 def _is_compiling() -> bool:
@@ -58,8 +63,22 @@ def _true(*args, **kwargs) -> bool:
     return True
 
 
+# Factories whose number parameters torch's parser checks before dispatch.
+_NUMBER_FACTORIES = ("arange", "linspace", "logspace", "full", "scalar_tensor", "tensor", "as_tensor")
+
+
+def _size_taking(original: Callable) -> Callable:
+    def factory(*args, **kwargs):
+        if any(True for _ in dims_in((args, kwargs))):
+            return handle_torch_function(original, (), *args, **kwargs)
+        return original(*args, **kwargs)
+
+    factory.__wrapped__ = original
+    return factory
+
+
 @contextmanager
-def tracing_overrides() -> Iterator[None]:
+def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     original_check_all = torch._check_tensor_all
 
     def check_tensor_all(cond, message=None):
@@ -79,9 +98,16 @@ def tracing_overrides() -> Iterator[None]:
     amp_common.amp_definitely_not_available = _false
     torch.cuda.is_bf16_supported = _true
     torch.Tensor.as_subclass = _as_subclass
+    factories = {name: getattr(torch, name) for name in _NUMBER_FACTORIES} if symbolic else {}
+    if symbolic:
+        torch_paths.index()  # public paths name the factories themselves, not these stand-ins
+    for name, original in factories.items():
+        setattr(torch, name, _size_taking(original))
     try:
         yield
     finally:
+        for name, original in factories.items():
+            setattr(torch, name, original)
         del torch.Tensor.as_subclass
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -17,7 +17,9 @@ from tracecli.frontend.arguments import bind_entry, input_objects, swap_tensors
 
 def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
     """Every size symbol of `trace` at a call: as given, else as what tracing found it
-    equal to, else as in the traced example. Unknown names are bad usage."""
+    equal to, else as the first given symbol that had its size in the example (a mask's
+    batch follows the ids' batch: inputs stay alike), else as in the example. Unknown
+    names are bad usage."""
     known = [d.name for d in trace.dims]
     unknown = sorted(set(given) - set(known))
     if unknown:
@@ -30,7 +32,8 @@ def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
         elif info.same_as is not None:
             sizes[info.name] = evaluate(info.same_as, sizes)
         else:
-            sizes[info.name] = info.example
+            alike = next((d.name for d in trace.dims if d.name in given and d.example == info.example), None)
+            sizes[info.name] = given[alike] if alike is not None else info.example
     return sizes
 
 

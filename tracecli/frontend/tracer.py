@@ -532,7 +532,7 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(), gc_paused(), sizes:
+        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes:
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
         drawn = _python_rng_drawn(drawn_before)

@@ -86,6 +86,11 @@ def _index() -> dict[int, tuple[object, str]]:
     return index
 
 
+def index() -> None:
+    """Build the index now (it is built once, on first use)."""
+    _index()
+
+
 def torch_path(obj: object) -> str | None:
     """A dotted path under `torch` that evaluates to `obj` itself, or None."""
     found = _index().get(id(obj))

@@ -54,8 +54,11 @@ def print_sized(console: Console, job: JobResult, depth: float) -> None:
     executed = any(c.report is not None for c in job.sized)
     for column in ("call", "sizes", "trace", "how", *(("match",) if executed else ())):
         table.add_column(column)
+    # A symbol found equal to another shows in no type: its size is the other's.
+    hidden = {d.name for traced in job.calls for d in traced.program.trace.dims if d.same_as is not None}
     for number, call in enumerate(job.sized, 1):
-        row = [str(number), sizes_text(call.sizes), str(call.trace_index), how(call)]
+        shown = {name: size for name, size in call.sizes.items() if name not in hidden}
+        row = [str(number), sizes_text(shown), str(call.trace_index), how(call)]
         if executed:
             match = call.report is None or call.report.match
             row.append(Text("yes", style="green") if match else Text("NO", style="bold red"))

@@ -158,6 +158,7 @@ def shape_arg(shape) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     try:
-        return tuple(int(d) for d in shape)
+        # A symbolic size stays one: int() would pin it to the example's value.
+        return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
     except TypeError:
         raise ShapeError(f"sizes must be integers, got {shape!r}") from None

@@ -10,6 +10,7 @@ import math
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
@@ -115,18 +116,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None):
     """start, start + step, ... below end"""
     if end is None:
         start, end = 0, start
-    integral = all(isinstance(v, int) for v in (start, end, step))
+    integral = all(isinstance(v, (int, Dim)) for v in (start, end, step))
     dtype = _dtype(dtype, dtypes.int64 if integral else dtypes.float32)
     # torch's kernel first casts the bounds to the accumulation type: integers for an
     # integer dtype (truncating, as int() does), so arange(0, 5, 1.5, dtype=int64) steps by 1.
-    acc = int if dtype.kind == "int" else (lambda v: v)
+    # A symbolic size is an integer already.
+    acc = (lambda v: v if isinstance(v, Dim) else int(v)) if dtype.kind == "int" else (lambda v: v)
     x_start, x_end, x_step = acc(start), acc(end), acc(step)
     if x_step == 0:
         raise ShapeError("arange step must be nonzero")
     if (x_step > 0 and x_end < x_start) or (x_step < 0 and x_end > x_start):
         raise ShapeError(f"arange({start}, {end}, {step}): the bounds are inconsistent with the step's sign")
-    if dtype == dtypes.int64:
-        # Exact integer arithmetic, as torch does for int64 (doubles would lose digits).
+    if dtype == dtypes.int64 or all(isinstance(v, (int, Dim)) for v in (x_start, x_end, x_step)):
+        # Exact integer arithmetic, as torch does for int64 (doubles would lose digits;
+        # for integer bounds in any dtype the count is the same).
         sign = 1 if x_step > 0 else -1
         length = abs(x_end - x_start + x_step - sign) // abs(x_step)
     else:

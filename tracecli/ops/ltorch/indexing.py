@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from tracecli.core import dtypes
-from tracecli.core.dims import same_shape
+from tracecli.core.dims import Dim, same_shape, statically_equal
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
@@ -32,7 +32,7 @@ _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 def slice_along(x: TensorValue, dim: int, start: int, stop: int, *, always: bool = False) -> TensorValue:
     """x[start:stop] along `dim`; `x` itself when that is all of it, unless `always`
     (a piece beside others must be a new value, never its own input)."""
-    if not always and start == 0 and stop == x.shape[dim]:
+    if not always and statically_equal(start, 0) and statically_equal(stop, x.shape[dim]):
         return x
     starts = tuple(start if d == dim else 0 for d in range(x.ndim))
     stops = tuple(stop if d == dim else n for d, n in enumerate(x.shape))
@@ -109,11 +109,11 @@ def index_bounds(x: TensorValue, items: list) -> tuple[list[tuple[int, int, int]
             shape.append(1)
             continue
         size = x.shape[dim]
-        if isinstance(item, (int, slice)):
+        if isinstance(item, (int, Dim, slice)):
             start, stop, step = _basic_bounds(item, size, dim)
             bounds.append((start, stop, step))
             if isinstance(item, slice):
-                shape.append(len(range(start, stop, step)))
+                shape.append(_slice_length(start, stop, step))
         else:
             bounds.append((0, size, 1))
             advanced.append((len(shape), item))
@@ -122,18 +122,37 @@ def index_bounds(x: TensorValue, items: list) -> tuple[list[tuple[int, int, int]
     return bounds, shape, advanced
 
 
-def _basic_bounds(item: int | slice, size: int, dim: int) -> tuple[int, int, int]:
-    """(start, stop, step) that an int or a slice selects in a dimension of that size."""
-    if isinstance(item, int):
+def _basic_bounds(item: int | Dim | slice, size: int | Dim, dim: int) -> tuple:
+    """(start, stop, step) that an int or a slice selects in a dimension of that size.
+    Symbolic sizes and bounds stay symbolic (`x[:-1]` is `(0, n - 1, 1)`); a comparison
+    only adds a guard where the answer depends on the sizes (`x[:10]` of `n`)."""
+    if not isinstance(item, slice):
         i = item + size if item < 0 else item
-        if not 0 <= i < size:
+        if not (0 <= i and i < size):
             raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
         return i, i + 1, 1
     step = 1 if item.step is None else item.step
     if step <= 0:
         raise ShapeError("slice step must be greater than zero (torch has no negative steps; use torch.flip)")
-    start, stop, _ = slice(item.start, item.stop, step).indices(size)
-    return start, max(start, stop), step
+    start = _slice_end(item.start, size, 0)
+    stop = _slice_end(item.stop, size, size)
+    return start, (start if stop < start else stop), step
+
+
+def _slice_end(bound, size, default):
+    """Where a slice bound lands in a dimension of `size`, by Python's rules for a
+    positive step: negative counts from the end, and both ends are clamped."""
+    if bound is None:
+        return default
+    if bound < 0:
+        bound = bound + size
+        return 0 if bound < 0 else bound
+    return size if bound > size else bound
+
+
+def _slice_length(start, stop, step):
+    """len(range(start, stop, step)) for stop >= start, symbolic sizes included."""
+    return (stop - start + step - 1) // step
 
 
 def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
@@ -206,12 +225,12 @@ def _getitem(self, key):
                     "a slice bound is a tensor, so the result's shape depends on its value, which a trace "
                     "does not have; slice with Python ints (e.g. computed from .shape)"
                 )
-            if not all(b is None or isinstance(b, int) for b in bounds):
+            if not all(b is None or isinstance(b, (int, Dim)) for b in bounds):
                 return OPAQUE
         elif isinstance(item, list):
             if not _plain_index_list(item):
                 return OPAQUE  # lists holding tensors or slices
-        elif not (item is None or item is Ellipsis or isinstance(item, (int, TensorValue))):
+        elif not (item is None or item is Ellipsis or isinstance(item, (int, Dim, TensorValue))):
             return OPAQUE
     return getitem(self, key)
 
@@ -378,7 +397,7 @@ def assignment(x: TensorValue, key) -> Assignment:
         start, stop, step = _basic_bounds(item, x.shape[dim], dim)
         bounds.append((start, stop, step))
         if isinstance(item, slice):
-            view_shape.append(len(range(start, stop, step)))
+            view_shape.append(_slice_length(start, stop, step))
             indices.append(None)
         dim += 1
     advanced = any(index is not None for index in indices)
