@@ -35,3 +35,17 @@ def test_module_scopes_keep_a_model_readable(cli):
     text = result.stdout
     for scope in ("transformer.h.0.attn", "transformer.h.0.mlp.c_fc", "transformer.h.1.attn"):
         assert f"  # ── {scope}\n" in text
+
+
+@pytest.mark.parametrize("executor", ["torch", "prims"])
+@pytest.mark.parametrize("script", MODELS)
+def test_one_symbolic_trace_serves_every_batch_and_length(cli, script, executor):
+    # The example is batch 2, length 16; batch and length of 2 or more use the same trace.
+    sizes = ["--sizes", "s0=3,s1=5", "--sizes", "s0=2,s1=2", "--sizes", "s0=4,s1=33"]
+    result = cli("run", f"sample_programs/{script}", "--dynamic", *sizes, "--executor", executor,
+                 "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["traces"] == 1 and report["match"]
+    assert [c["reused"] for c in report["calls"]] == [False, True, True, True]
+    assert [c["sizes"]["s1"] for c in report["calls"]] == [16, 5, 2, 33]

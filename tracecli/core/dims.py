@@ -469,7 +469,28 @@ def exact_div(a: int | Dim, b: int | Dim) -> int | Dim:
         return a // b
     if isinstance(b, int):
         return _make({mono: Fraction(coeff, b) for mono, coeff in _terms(a).items()})
+    monomial = _sym_monomial(b)
+    if monomial is not None:  # by c*m: each term divided by m, its coefficient by c
+        mono_b, coeff_b = monomial
+        out: Terms = {}
+        for mono, coeff in _terms(a).items():
+            quotient = _divide_mono(mono, mono_b)
+            if quotient is None:
+                return floordiv(a, b)
+            out[quotient] = Fraction(coeff, coeff_b)
+        return _make(out)
     return floordiv(a, b)
+
+
+def _sym_monomial(x: int | Dim) -> tuple[Monomial, int] | None:
+    """(monomial, coefficient) when x is one term of symbols with a positive coefficient:
+    a quantity known to be positive (every symbol is at least 2)."""
+    if not isinstance(x, Dim) or len(x.terms) != 1:
+        return None
+    ((mono, coeff),) = x.terms
+    if type(coeff) is not int or coeff <= 0 or not all(isinstance(atom, Sym) for atom, _ in mono):
+        return None
+    return mono, coeff
 
 
 def statically_equal(a, b) -> bool:
@@ -518,6 +539,13 @@ def mod(a: int | Dim, b: int | Dim) -> int | Dim:
         return 0
     if _exact_quotient(_terms(a), _terms(b)) is not None:
         return 0
+    monomial = _sym_monomial(b)
+    if monomial is not None and monomial[0]:
+        # (m*q) % (c*m) == m*(q % c) for a positive m: `n*k % (2*n)` is `n*(k%2)`.
+        mono_b, coeff_b = monomial
+        quotient = _exact_quotient(_terms(a), {mono_b: 1})
+        if quotient is not None:
+            return _make({mono_b: 1}) * mod(_make(quotient), coeff_b)
     return _atom(Mod(_as_dim(a), b))
 
 
@@ -686,6 +714,41 @@ def _mul(x: float, y: float) -> float:
     return x * y
 
 
+_FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _normal_relation(op: str, d: Dim) -> tuple[str, int | Dim]:
+    """`d OP 0` as an equivalent relation in a normal form: divided by the positive factor
+    all its terms share (symbols are positive) and by its coefficients' gcd, its first
+    term positive. `2*n*k - 4*n < 0` is `k - 2 < 0`."""
+    common: Monomial | None = None
+    for mono, _ in d.terms:
+        symbols = tuple((atom, power) for atom, power in mono if isinstance(atom, Sym))
+        powers = dict(symbols)
+        common = symbols if common is None else tuple(
+            (atom, min(power, powers[atom])) for atom, power in common if atom in powers
+        )
+    if common:
+        d = _make(_exact_quotient(_terms(d), {common: 1}) or _terms(d))
+    if not isinstance(d, Dim):
+        return op, d
+    coefficients = [coeff for _, coeff in d.terms]
+    if all(type(c) is int for c in coefficients):
+        divisor = math.gcd(*coefficients)
+        if divisor > 1:
+            d = _make({mono: coeff // divisor for mono, coeff in d.terms})
+    if d.terms[0][1] < 0:
+        d, op = -d, _FLIPPED[op]
+    return op, d
+
+
+def _sides(d: Dim) -> tuple[int | Dim, int | Dim]:
+    """`d OP 0` as `lhs OP rhs` without negative terms: `s0 - 4 > 0` reads `s0 > 4`."""
+    lhs = _make({mono: coeff for mono, coeff in d.terms if coeff > 0})
+    rhs = _make({mono: -coeff for mono, coeff in d.terms if coeff < 0})
+    return lhs, rhs
+
+
 def _decide_by_range(op: str, d: Dim, ranges) -> bool | None:
     """`d OP 0` when the bounds settle it, else None."""
     lo, hi = interval(d, ranges)
@@ -769,6 +832,8 @@ class DimEnv:
     on_index: Callable[[Dim], int] | None = None
     # The torch call being traced ("" in the user's own code): what a guard is for.
     context: str = ""
+    # Relations `d OP 0` (normalised) the guards already assume: asked again, answered.
+    facts: set = field(default_factory=set)
 
     def _why(self) -> str:
         return f"assumed by {self.context}" if self.context else "a comparison in the script"
@@ -802,12 +867,18 @@ class DimEnv:
         decided = _decide_by_range(op, d, self._range)
         if decided is not None:
             return decided
-        result = _OPS[op](self.example(ca), self.example(cb))
+        op, d = _normal_relation(op, d)
+        if (op, d) in self.facts:
+            return True
+        if (_NEGATED[op], d) in self.facts:
+            return False
+        result = _OPS[op](self.example(d), 0)
         holds = op if result else _NEGATED[op]
         if holds == "==":
-            self._assume_equal(ca, cb, reason)
+            self._assume_equal(*_sides(d), reason)
         else:
-            self.add_guard(holds, ca, cb, reason or self._why())
+            self.add_guard(holds, *_sides(d), reason or self._why())
+        self.facts.add((holds, d))
         return result
 
     def index(self, x: Dim) -> int:

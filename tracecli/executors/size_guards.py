@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import torch
 
 from tracecli.core.dims import Dim
-from tracecli.core.printing import format_constant
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.ops.torch_bridge import TO_TORCH
@@ -33,13 +32,17 @@ class SizeCheck:
 def size_check(trace: Trace) -> SizeCheck:
     params = [v.name for v in trace.inputs]
     lines = [f"def check({', '.join(params)}):"]
-    constants: dict[str, object] = {"torch": torch}
+    constants: dict[str, object] = {"torch": torch, "_same": _same}
     for value in trace.inputs:
         if isinstance(value, TensorValue):
             _tensor_lines(value, lines, constants)
         elif isinstance(value, NumberValue) and not value.is_size:
-            lines.append(f"    if {value.name} != {format_constant(value.value)}:")
-            lines.append(f"        return {value.name!r} + ' is ' + repr({value.name}) + ', traced as {value.value!r}'")
+            # A constant input: the trace specialised on its value.
+            constant = f"_traced_{value.name}"
+            constants[constant] = value.value
+            lines.append(f"    if not _same({value.name}, {constant}):")
+            lines.append(f"        return {value.name!r} + ' is ' + repr({value.name}) + "
+                         f"{', traced as ' + repr(value.value)!r}")
     for info in trace.dims:
         lines.append(f"    {info.name} = {info.origin}")
     for info in trace.dims:
@@ -65,6 +68,15 @@ def size_check(trace: Trace) -> SizeCheck:
     scope = dict(constants)
     exec(compile(source, f"<size check {trace.name}>", "exec"), scope)  # noqa: S102 - our own text
     return SizeCheck(source, scope["check"])
+
+
+def _same(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b) or (a != a and b != b)  # NaN is NaN here
+    except Exception:  # a value with no plain equality: the very object, or not
+        return a is b
 
 
 def _tensor_lines(value: TensorValue, lines: list[str], constants: dict) -> None:
