@@ -28,6 +28,7 @@ import torch.fx
 from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
+from symbolic_bench import bench_symbolic, print_symbolic
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds, time_once
 from verify_bench import VerifyRow, bench_verify, print_verify
 
@@ -272,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     print_models(bench_models(reps=1 if args.quick else 3))
     verifying = bench_verify([10_000, 100_000] if not args.quick else [1_000, 10_000], rounds, clock)
     print_verify(verifying)
+    with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp, contextlib.chdir(tmp):
+        print_symbolic(bench_symbolic(Path(tmp), 3 if args.quick else 7, clock))
     print_summary(tracing, execution, passes, verifying)
     return 0
 
