@@ -49,7 +49,7 @@ def diff(
     device: opt.Device = "cpu", inputs: opt.Inputs = None, pass_files: opt.PassFiles = None,
     no_verify: opt.NoVerify = False, depth: opt.Depth = "1", fmt: opt.FormatOpt = opt.Format.text,
     color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0, debug: opt.Debug = False,
-    all_traces: opt.AllTraces = False,
+    all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
 ) -> None:
     """Show how the passes change the trace (like git diff: --exit-code, --stat, --save)."""
 
@@ -65,7 +65,7 @@ def diff(
             raise UserError(f"--save {save}: exists and is not a directory")
         with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
             job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
-                               steps=steps, check=not no_verify, script_args=script_args)
+                               steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic)
         reports = [diff_json(job, call.stages, levels) for call in job.calls]
         if save is not None:
             for call in job.calls:  # every call's files or none
