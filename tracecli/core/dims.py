@@ -809,6 +809,8 @@ class DimInfo:
     # What tracing found it equal to (in the other symbols, or a constant): it then
     # appears in no type, only in its guard.
     same_as: int | Dim | None = None
+    # The user's variable that held it (`b, t = x.shape`): `rename` names it so.
+    hint: str | None = None
 
 
 # Where a guard was assumed: (file, line, source text) of the user's line, or None.

@@ -149,13 +149,37 @@ def contiguous_strides(shape: tuple) -> tuple:
 # -- the trace that comes out -------------------------------------------------------------
 
 
-def finish(trace: Trace, env: DimEnv, registry: NameRegistry) -> Trace:
+class DimHints:
+    """Which user variable held each size symbol (`rows, cols = x.shape`): frames that
+    read sizes are looked at when they next call torch (the read has been stored by
+    then), and at the end."""
+
+    def __init__(self):
+        self.hints: dict[str, str] = {}
+        self._frames: dict[int, object] = {}
+
+    def read_in(self, frame) -> None:
+        if frame is not None:
+            self._frames[id(frame)] = frame
+
+    def look(self) -> None:
+        frames, self._frames = self._frames, {}
+        for frame in frames.values():
+            for var, held in frame.f_locals.items():
+                name = held.as_symbol() if isinstance(held, Dim) else None
+                if name is not None and not var.startswith("_"):
+                    self.hints.setdefault(name, var)
+
+
+def finish(trace: Trace, env: DimEnv, registry: NameRegistry, hints: dict[str, str] | None = None) -> Trace:
     """The trace with the symbols the tracing found equal made one, each symbol the body
     reads bound by a `prims.shape` of the input it comes from, and the dims and guards."""
     if env.replacements:
         trace = _substituted(trace, env.replacements)
     bsyms = _bound(trace, env)
-    dims = tuple(replace(info, same_as=env.replacements.get(info.name)) for info in env.dims.values())
+    hints = hints or {}
+    dims = tuple(replace(info, same_as=env.replacements.get(info.name), hint=hints.get(info.name))
+                 for info in env.dims.values())
     return trace.replace(bsyms=bsyms, dims=dims, guards=tuple(env.guards))
 
 

@@ -47,6 +47,7 @@ from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
 from tracecli.frontend.symbolic import (
+    DimHints,
     DimPolicy,
     IndexWatch,
     SymSize,
@@ -113,6 +114,7 @@ class _Tracer:
         self.registry = registry
         self.env = env  # symbolic shapes: the size symbols and what tracing assumed of them
         self.watch = IndexWatch(env) if env is not None else None
+        self.dim_hints = DimHints() if env is not None else None
         if env is not None:
             env.locate = locate
             env.foreign = self.on_dim_arith
@@ -296,10 +298,12 @@ class _Tracer:
     def on_torch_call(self, func, args: tuple, kwargs: dict):
         if self.watch is not None:
             self.watch.calling(sys._getframe(2))
+            self.dim_hints.look()
         kind, adapter = _resolve(func)
         if kind == "metadata" and self.env is not None:
             answer = self._symbolic_metadata(func, args, kwargs)
             if answer is not _NOT_SYMBOLIC:
+                self.dim_hints.read_in(user_frame(sys._getframe(2)))
                 return answer
         if kind == "metadata" or (not _holds_proxy(args, kwargs) and (kind == "data" or self._constructing())):
             # Metadata, values of real tensors, and building an nn.Module (its weights are
@@ -547,6 +551,7 @@ def trace_callable(
                 output = tracer.to_values(result)  # views of tensors written since are taken again
                 if tracer.watch is not None:
                     tracer.watch.settle()
+                    tracer.dim_hints.look()
         except TracingError as exc:
             if exc.line is not None:
                 raise
@@ -579,7 +584,7 @@ def trace_callable(
         info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
     if env is not None:
-        trace = finish(trace, env, registry)
+        trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes)
 
