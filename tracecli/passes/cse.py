@@ -21,7 +21,7 @@ from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, collect_names
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.dce import mergeable, overwritten
+from tracecli.passes.effects import mergeable, overwritten
 from tracecli.passes.keys import call_key
 from tracecli.passes.rewrite import map_bsym, substituter
 
