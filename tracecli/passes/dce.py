@@ -23,7 +23,7 @@ INPLACE, or holding such a subsymbol, are never dropped.
 from __future__ import annotations
 
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace, collect_names
+from tracecli.core.trace import Trace
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.effects import has_effect, mergeable, overwritten
 from tracecli.passes.keys import call_key
@@ -106,5 +106,4 @@ def dce(trace: Trace) -> PassResult:
     stats = {"removed": counts.removed, "subsymbols_removed": counts.subsymbols_removed, "collapsed": counts.collapsed}
     if not any(stats.values()):
         return PassResult(trace, False, stats)
-    names = frozenset(collect_names(trace.inputs, bsyms))
-    return PassResult(trace.replace(bsyms=tuple(bsyms), names=names), True, stats)
+    return PassResult(trace.replace(bsyms=tuple(bsyms)), True, stats)

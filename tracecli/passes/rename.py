@@ -76,6 +76,4 @@ def rename(trace: Trace) -> PassResult:
     fn = renamer(names)
     bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
     output = map_values(fn, trace.output)
-    new_names = frozenset(names.get(n, n) for n in trace.names)
-    renamed = trace.replace(bsyms=bsyms, output=output, names=new_names)
-    return PassResult(renamed, True, {"renamed": len(names)}, dict(names))
+    return PassResult(trace.replace(bsyms=bsyms, output=output), True, {"renamed": len(names)}, dict(names))

@@ -42,5 +42,4 @@ def renumber(trace: Trace) -> PassResult:
     fn = renamer(names)
     bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
     output = map_values(fn, trace.output)
-    result = trace.replace(bsyms=bsyms, output=output, names=frozenset(names.get(n, n) for n in trace.names))
-    return PassResult(result, True, {"renamed": len(names)}, dict(names))
+    return PassResult(trace.replace(bsyms=bsyms, output=output), True, {"renamed": len(names)}, dict(names))
