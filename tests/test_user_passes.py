@@ -9,12 +9,10 @@ from tests.test_cli import assert_user_error
 # Renames the first value to the name given as its option and adds a new value, its
 # negation, that nothing reads. Nothing here touches the trace's name registry.
 NAME_FIRST = """
-from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.passes import PassResult, register
-from tracecli.passes.rewrite import map_bsym, renamer
+from tracecli.passes import PassResult, map_trace, register, renamer
 
 
 def identifier(text):
@@ -26,13 +24,11 @@ def identifier(text):
 @register("name-first", "name the first value, add its negation", options=identifier)
 def name_first(trace, name="first"):
     old = trace.bsyms[0].output
-    rename = renamer({old.name: name})
-    bsyms = [map_bsym(b, rename) for b in trace.bsyms]
-    first = bsyms[0].output
+    renamed = map_trace(trace, renamer({old.name: name}))
+    first = renamed.bsyms[0].output
     negated = TensorValue("negated", first.shape, first.dtype, first.device)
-    bsyms.insert(1, BoundSymbol(prims.neg, (first,), (), negated))
-    renamed = trace.replace(bsyms=tuple(bsyms), output=map_values(rename, trace.output))
-    return PassResult(renamed, True, {"renamed": 1}, {old.name: name})
+    bsyms = (renamed.bsyms[0], BoundSymbol(prims.neg, (first,), (), negated), *renamed.bsyms[1:])
+    return PassResult(renamed.replace(bsyms=bsyms), True, {"renamed": 1}, {old.name: name})
 """
 
 
