@@ -35,6 +35,9 @@ class _Counts:
         self.removed = 0
         self.subsymbols_removed = 0
         self.collapsed = 0
+        # Collapsed duplicates are merged values: old name -> the name of the value
+        # that now stands for it, as cse reports its merges, so diffs show identity.
+        self.value_map: dict[str, str] = {}
 
 
 def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) -> list[BoundSymbol]:
@@ -73,6 +76,11 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     if takeover:
         rename = renamer(takeover)
         out = [map_bsym(sub, rename, takeover) for sub in out]
+    for dup, kept in env.items():
+        target = takeover.get(kept.name, kept.name)
+        if target != dup:
+            counts.value_map[dup] = target
+    counts.value_map.update(takeover)
     return out
 
 
@@ -106,4 +114,4 @@ def dce(trace: Trace) -> PassResult:
     stats = {"removed": counts.removed, "subsymbols_removed": counts.subsymbols_removed, "collapsed": counts.collapsed}
     if not any(stats.values()):
         return PassResult(trace, False, stats)
-    return PassResult(trace.replace(bsyms=tuple(bsyms)), True, stats)
+    return PassResult(trace.replace(bsyms=tuple(bsyms)), True, stats, counts.value_map)
