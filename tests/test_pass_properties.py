@@ -37,6 +37,7 @@ from tracecli.ops import ltorch, prims
 from tracecli.passes import REGISTRY, PassResult
 from tracecli.passes.keys import call_key
 from tracecli.passes.pipeline import BUILTIN, parse_passes, run_pipeline
+from tracecli.render.diff import value_changes
 
 SHAPE = (3,)
 INPUT_NAMES = ("x", "y", "z")
@@ -565,6 +566,22 @@ def check_lower(before: Trace, after: Trace, depth: float) -> None:
     assert sorted(_hinted(after)) == sorted(_hinted(before))
 
 
+def check_summary(name: str, before: Trace, result: PassResult) -> None:
+    """`diff --stat` reads what a pass did from the traces and its value map alone; for
+    the built-in passes that is what their own stats count."""
+    changes = value_changes(before, result.trace, result.value_map)
+    counted = (changes.renamed, changes.merged, changes.subsymbols_removed)
+    stats = result.stats
+    expected = {
+        "dce": lambda: (0, stats["collapsed"], stats["subsymbols_removed"]),
+        "cse": lambda: (0, stats["merged"], 0),
+        "rename": lambda: (stats["renamed"], 0, 0),
+        "renumber": lambda: (stats["renamed"], 0, 0),
+        "lower": lambda: (0, 0, 0),
+    }[name]()
+    assert counted == expected, f"{name}: summary {counted}, stats {stats}\n{text(before)}\n---\n{text(result.trace)}"
+
+
 def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
     """Everything a pass promises, for the step `spec` that turned `before` into `result`."""
     (step,) = parse_passes([spec])
@@ -582,6 +599,7 @@ def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
         assert body(again.trace) == body(after)
         assert text(after) == before_again, "the second run mutated its input"
     assert_same_execution(before, after, inputs)
+    check_summary(step.pass_.name, before, result)
     name = step.pass_.name
     if name == "dce":
         check_dce(before, after)

@@ -66,6 +66,16 @@ def test_a_pass_renames_and_adds_values_without_keeping_the_registry(cli, tmp_pa
     assert report["stages"][0]["added"] == 1 and report["stages"][0]["removed"] == 0
 
 
+def test_stat_summarises_a_user_pass_like_any_other(cli, tmp_path):
+    # The columns come from the traces and the value map, not from the pass's own stats.
+    passes = pass_file(tmp_path, NAME_FIRST)
+    result = cli("diff", "sample_programs/seed_cse.py", "--pass-file", passes, "-p", "name-first,cse", "--stat")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[2:]}
+    assert rows["name-first"][1:6] == ["1", "0", "1", "0", "0"]  # +added -removed ~renamed merged subsymbols
+    assert rows["cse"][1:6] == ["0", "3", "0", "3", "0"]
+
+
 def test_the_verifier_still_catches_what_a_user_pass_breaks(cli, tmp_path):
     passes = pass_file(tmp_path, NAME_FIRST)
     # `t1` is taken: the renamed value and the old t1 would share a name.
