@@ -2,8 +2,10 @@
 may do without knowing the pipeline's bookkeeping."""
 
 import json
+import shlex
 import textwrap
 
+from tests.conftest import ROOT
 from tests.test_cli import assert_user_error
 
 # Renames the first value to the name given as its option and adds a new value, its
@@ -90,3 +92,40 @@ def test_a_user_pass_reads_its_own_options(cli, tmp_path):
         cli("run", "sample_programs/seed_cse.py", "--pass-file", passes, "-p", "name-first:1st"),
         "bad option for name-first: '1st' (expected a Python identifier)",
     )
+
+
+# --- the README's own example, as written there -------------------------------------------
+
+
+def _readme_passes_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index("\n## Passes\n") : text.index("\n## Diffs\n")]
+
+
+def _fenced(section: str, fence: str) -> list[str]:
+    return [block.split("\n```", 1)[0] for block in section.split(f"```{fence}\n")[1:]]
+
+
+def test_every_pass_file_in_the_readme_loads(cli, tmp_path):
+    for code in _fenced(_readme_passes_section(), "python"):
+        name = code.split('@register("', 1)[1].split('"', 1)[0]
+        listed = cli("passes", "--pass-file", pass_file(tmp_path, code))
+        assert listed.exit_code == 0, listed.output
+        assert name in listed.stdout.split()
+
+
+def test_the_readme_substitution_example_does_what_it_shows(cli, tmp_path):
+    section = _readme_passes_section()
+    (code,) = [block for block in _fenced(section, "python") if '@register("square"' in block]
+    (shown,) = [block for block in _fenced(section, "") if block.startswith("$ tracecli diff")]
+    passes = pass_file(tmp_path, code)
+    command, *expected = shown.splitlines()
+    args = [passes if arg == "my_passes.py" else arg for arg in shlex.split(command)[2:]]
+    result = cli(*args, "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert [line.rstrip() for line in result.stdout.rstrip().splitlines()] == [line.rstrip() for line in expected]
+
+    result = cli("run", "sample_programs/main_block.py:normalize_rows", "-i", "f32[4,16]", "--pass-file", passes,
+                 "-p", "square,rename,lower", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "prims.mul(centered, centered)" in result.stdout and "the output matches eager" in result.stdout
