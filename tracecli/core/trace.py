@@ -66,11 +66,19 @@ class Trace:
 def collect_names(inputs, bsyms) -> set[str]:
     """Every name defined by inputs and bound symbols, subsymbols included."""
     names = {v.name for v in inputs}
+    add = names.add
     stack = list(bsyms)
     while stack:
         bsym = stack.pop()
-        names.update(v.name for v in bsym.iter_outputs())
-        stack.extend(bsym.subsymbols)
+        output = bsym.output
+        # Most bound symbols have one tensor output: that case skips the tree walk. The
+        # registry is derived again for every trace a pipeline prints or compiles.
+        if type(output) is TensorValue:
+            add(output.name)
+        else:
+            names.update([v.name for v in values_in(output)])
+        if bsym.subsymbols:
+            stack.extend(bsym.subsymbols)
     return names
 
 
