@@ -19,7 +19,7 @@ from tracecli.core import dtypes
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace, collect_names
+from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.ops import ltorch, prims
 from tracecli.passes import REGISTRY
@@ -58,7 +58,7 @@ def synthetic_trace(n: int) -> Trace:
         else:
             bsyms.append(call(ltorch.mul, prims.mul, (live, x), f"v{i % 40}"))
             live = bsyms[-1].output
-    return Trace("synthetic", (x,), tuple(bsyms), live, frozenset(collect_names((x,), bsyms)))
+    return Trace("synthetic", (x,), tuple(bsyms), live)
 
 
 @dataclass

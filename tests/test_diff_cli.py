@@ -141,6 +141,18 @@ def test_user_pass_file(cli, tmp_path):
     assert result.exit_code == 1 and "passes: rename, drop-hints" in result.stdout and "[t0 -> a]" in result.stdout
 
 
+def test_pass_options_are_read_by_the_pass_they_belong_to(cli):
+    for spec in ("lower:1", "lower:all"):
+        result = cli("run", "sample_programs/seed_sincos.py", "-p", spec, "--color", "never")
+        assert result.exit_code == 0, result.output
+        assert f"passes: {spec}\n" in result.stdout
+    assert_user_error(
+        cli("run", "sample_programs/seed_sincos.py", "-p", "lower:deep"),
+        "bad option for lower: 'deep' (expected a depth: a number or 'all')",
+    )
+    assert_user_error(cli("diff", "sample_programs/seed_sincos.py", "-p", "dce:1"), "pass dce takes no options (got dce:1)")
+
+
 @pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py"])
 def test_run_with_passes_still_matches_eager(cli, script):
     result = cli("run", f"sample_programs/{script}", "-p", "dce,cse", "-p", "rename,renumber", "--color", "never")

@@ -37,6 +37,7 @@ from tracecli.ops import ltorch, prims
 from tracecli.passes import REGISTRY, PassResult
 from tracecli.passes.keys import call_key
 from tracecli.passes.pipeline import BUILTIN, parse_passes, run_pipeline
+from tracecli.render.diff import value_changes
 
 SHAPE = (3,)
 INPUT_NAMES = ("x", "y", "z")
@@ -335,7 +336,7 @@ def cases(draw, max_bsyms: int = 12) -> Case:
     if draw(st.integers(0, 4)) == 0:
         chosen.append(None)  # a constant beside the values
     output = chosen[0] if len(chosen) == 1 and draw(st.booleans()) else tuple(chosen)
-    trace = Trace("f", inputs, tuple(bsyms), output, names=frozenset(collect_names(inputs, bsyms)))
+    trace = Trace("f", inputs, tuple(bsyms), output)
     verify(trace)  # the generator itself is under test: it must only make valid traces
     gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
     data = tuple(torch.rand(SHAPE, generator=gen) * 2 - 1 if isinstance(v, TensorValue) else v.value for v in inputs)
@@ -565,6 +566,22 @@ def check_lower(before: Trace, after: Trace, depth: float) -> None:
     assert sorted(_hinted(after)) == sorted(_hinted(before))
 
 
+def check_summary(name: str, before: Trace, result: PassResult) -> None:
+    """`diff --stat` reads what a pass did from the traces and its value map alone; for
+    the built-in passes that is what their own stats count."""
+    changes = value_changes(before, result.trace, result.value_map)
+    counted = (changes.renamed, changes.merged, changes.subsymbols_removed)
+    stats = result.stats
+    expected = {
+        "dce": lambda: (0, stats["collapsed"], stats["subsymbols_removed"]),
+        "cse": lambda: (0, stats["merged"], 0),
+        "rename": lambda: (stats["renamed"], 0, 0),
+        "renumber": lambda: (stats["renamed"], 0, 0),
+        "lower": lambda: (0, 0, 0),
+    }[name]()
+    assert counted == expected, f"{name}: summary {counted}, stats {stats}\n{text(before)}\n---\n{text(result.trace)}"
+
+
 def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
     """Everything a pass promises, for the step `spec` that turned `before` into `result`."""
     (step,) = parse_passes([spec])
@@ -582,6 +599,7 @@ def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
         assert body(again.trace) == body(after)
         assert text(after) == before_again, "the second run mutated its input"
     assert_same_execution(before, after, inputs)
+    check_summary(step.pass_.name, before, result)
     name = step.pass_.name
     if name == "dce":
         check_dce(before, after)
@@ -647,7 +665,7 @@ def _seed_trace(add_subsymbols) -> Trace:
         BoundSymbol(ltorch.sin, (x,), (), t1, (BoundSymbol(prims.sin, (x,), (), t1),)),
         BoundSymbol(ltorch.add, (t0, t1), (), t2, tuple(add_subsymbols(t0, t1, t2))),
     )
-    return Trace("foo", (x,), bsyms, t2, frozenset(collect_names((x,), bsyms)))
+    return Trace("foo", (x,), bsyms, t2)
 
 
 def test_seed_dead_check_free_subsymbol_is_dropped_without_a_name_collision():
@@ -681,7 +699,7 @@ def test_seed_dead_check_free_subsymbol_is_dropped_without_a_name_collision():
     with pytest.raises(VerificationError, match="t1 is defined twice|both input and output"):
         verify(bad)
     # ... and without the earlier definition of t1, the add reads its own output.
-    alone = Trace("foo", (t0,), (colliding.replace(args=(t0, t1)),), t1, frozenset({"t0", "t1"}))
+    alone = Trace("foo", (t0,), (colliding.replace(args=(t0, t1)),), t1)
     with pytest.raises(VerificationError, match="reads t1 before it is defined|both input and output"):
         verify(alone)
 
@@ -705,13 +723,13 @@ def test_cse_does_not_merge_calls_around_an_in_place_update():
     # t1 recomputes t0 after t0 was halved in place: merging them would return a halved t1.
     x, t0, t1 = tensor("x"), tensor("t0"), tensor("t1")
     bsyms = (BoundSymbol(prims.neg, (x,), (), t0), BoundSymbol(SCALE_, (t0,), (), None), BoundSymbol(prims.neg, (x,), (), t1))
-    trace = Trace("f", (x,), bsyms, (t0, t1), frozenset(collect_names((x,), bsyms)))
+    trace = Trace("f", (x,), bsyms, (t0, t1))
     result = REGISTRY["cse"].run(trace)
     assert not result.changed
     # ... nor calls reading a value that is updated in place between them.
     t2 = tensor("t2")
     bsyms = (BoundSymbol(prims.neg, (x,), (), t0), BoundSymbol(SCALE_, (x,), (), None), BoundSymbol(prims.neg, (x,), (), t2))
-    trace = Trace("f", (x,), bsyms, (t0, t2), frozenset(collect_names((x,), bsyms)))
+    trace = Trace("f", (x,), bsyms, (t0, t2))
     assert not REGISTRY["cse"].run(trace).changed
     check_step("cse", trace, REGISTRY["cse"].run(trace), (torch.randn(SHAPE),))
 
@@ -737,7 +755,7 @@ def test_dce_collapses_a_duplicate_that_produces_the_parents_result():
     x, t0, t1 = tensor("x"), tensor("t0"), tensor("t1")
     subs = (BoundSymbol(prims.sin, (x,), (), t0), BoundSymbol(CHECK, (t0,), (), None), BoundSymbol(prims.sin, (x,), (), t1))
     comp = BoundSymbol(_composite_symbol("tc_comp1", (x,), (), subs, t1), (x,), (), t1, subs)
-    trace = Trace("f", (x,), (comp,), t1, frozenset(collect_names((x,), (comp,))))
+    trace = Trace("f", (x,), (comp,), t1)
     result = REGISTRY["dce"].run(trace)
     assert [format_bsym(s) for s in result.trace.bsyms[0].subsymbols] == [
         't1 = prims.sin(x)  # t1: "cpu f32[3]"',
@@ -752,7 +770,7 @@ def test_rename_never_shadows_what_the_generated_code_needs():
         BoundSymbol(prims.uniform, (SHAPE, 0.0, 1.0), (("device", "cpu"), ("dtype", dtypes.float32)), t0, name_hints=(("t0", "torch"),)),
         BoundSymbol(prims.add, (t0, x), (), t1, name_hints=(("t1", "torch"),)),
     )
-    trace = Trace("f", (x,), bsyms, t1, frozenset(collect_names((x,), bsyms)))
+    trace = Trace("f", (x,), bsyms, t1)
     result = REGISTRY["rename"].run(trace)
     assert result.value_map == {"t0": "torch_", "t1": "torch__1"}
     check_step("rename", trace, result, (torch.randn(SHAPE),))

@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from tracecli.core import dtypes, typecheck
+from tracecli.core.dims import DimInfo
 from tracecli.core.symbol import BoundSymbol, Symbol, pop_handler, push_handler
-from tracecli.core.trace import Trace, collect_names
+from tracecli.core.trace import Trace
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.core.verify import VerificationError, verify
 from tracecli.frontend.tracer import trace_callable
@@ -22,7 +23,7 @@ def bsym(symbol, args, out, subsymbols=()):
 
 
 def make_trace(inputs, bsyms, output):
-    return Trace("f", tuple(inputs), tuple(bsyms), output, frozenset(collect_names(inputs, bsyms)))
+    return Trace("f", tuple(inputs), tuple(bsyms), output)
 
 
 X, Y = tv("x"), tv("y")
@@ -90,13 +91,23 @@ def test_subsymbol_intermediate_may_not_reuse_a_top_level_name():
         verify(trace)
 
 
-def test_outputs_must_be_defined_and_registered():
+def test_outputs_must_be_defined():
     with pytest.raises(VerificationError, match="never defined"):
         verify(make_trace([X], [], tv("t5")))
-    t0 = tv("t0")
-    trace = Trace("f", (X,), (bsym(prims.neg, [X], t0),), t0, frozenset({"x"}))
-    with pytest.raises(VerificationError, match="missing from the trace's registry: t0"):
-        verify(trace)
+
+
+def test_the_name_registry_is_what_the_trace_defines():
+    # Derived, not kept: a trace rebuilt with other values has their names and no others.
+    t0, t1 = tv("t0"), tv("t1")
+    trace = make_trace([X], [bsym(prims.neg, [X], t0), bsym(prims.abs, [t0], t1, [bsym(prims.abs, [t0], t1)])], t1)
+    assert trace.names == {"x", "t0", "t1"}
+    neg, t2 = tv("neg"), tv("t2")
+    rebuilt = trace.replace(bsyms=(bsym(prims.neg, [X], neg), bsym(prims.exp, [neg], t2)), output=t2)
+    assert rebuilt.names == {"x", "neg", "t2"} and trace.names == {"x", "t0", "t1"}
+    verify(rebuilt)
+    # A size symbol is taken even where no call binds it: it is in the types.
+    sized = rebuilt.replace(dims=(DimInfo("s0", 3, "x.shape[0]", named=False),))
+    assert sized.names == {"x", "neg", "t2", "s0"}
 
 
 # --- types: every bound symbol is re-checked against its rule ----------------------------

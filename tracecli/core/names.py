@@ -1,7 +1,8 @@
 """Name registry: hands out legal, unique identifiers within one trace.
 
-Each trace is built with its own registry; a pass that needs new names starts a new
-registry seeded from its input trace's names, so traces never share a mutable set.
+A trace's names are the ones it defines (`Trace.names`, derived from its values); a
+pass that needs new names starts a registry seeded from them, so traces never share a
+mutable set and a name frees once nothing defines it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from tracecli.core.dims import DimInfo, Guard
 from tracecli.core.pytree import values_in
@@ -28,12 +28,29 @@ class Trace:
     inputs: tuple[Value, ...]
     bsyms: tuple[BoundSymbol, ...]
     output: object  # pytree of values and constants
-    names: frozenset[str]  # every name defined in the trace, at every level
     info: TraceInfo = TraceInfo()
     # Symbolic shapes: each size symbol with where a call's inputs give it, and what the
     # trace assumed about the sizes while it was traced (it is valid only where they hold).
     dims: tuple[DimInfo, ...] = ()
     guards: tuple[Guard, ...] = ()
+    # `names`, once asked for. Not a constructor argument: a trace built by `replace`
+    # starts without it, so the registry can never lag behind the values defined.
+    _names: frozenset[str] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The trace's name registry: every name it defines, at every level, and its
+        size symbols (a size no call binds still appears in types: a new value must
+        not take its name). Derived from the trace itself, so a pass that renames or
+        adds values never keeps it by hand; one walk, on first use (most traces a
+        pipeline makes never ask)."""
+        names = self._names
+        if names is None:
+            defined = collect_names(self.inputs, self.bsyms)
+            defined.update(d.name for d in self.dims)
+            names = frozenset(defined)
+            object.__setattr__(self, "_names", names)
+        return names
 
     def iter_outputs(self) -> Iterator[Value]:
         yield from values_in(self.output)
@@ -49,11 +66,19 @@ class Trace:
 def collect_names(inputs, bsyms) -> set[str]:
     """Every name defined by inputs and bound symbols, subsymbols included."""
     names = {v.name for v in inputs}
+    add = names.add
     stack = list(bsyms)
     while stack:
         bsym = stack.pop()
-        names.update(v.name for v in bsym.iter_outputs())
-        stack.extend(bsym.subsymbols)
+        output = bsym.output
+        # Most bound symbols have one tensor output: that case skips the tree walk. The
+        # registry is derived again for every trace a pipeline prints or compiles.
+        if type(output) is TensorValue:
+            add(output.name)
+        else:
+            names.update([v.name for v in values_in(output)])
+        if bsym.subsymbols:
+            stack.extend(bsym.subsymbols)
     return names
 
 

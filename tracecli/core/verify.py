@@ -5,7 +5,7 @@
 - a bound symbol never reads its own output (the `t1 = ltorch.add(t0, t1)` bug);
 - subsymbols define every output of their parent that is not one of its inputs,
   with the parent's types;
-- the trace's outputs are defined, and its name registry holds every defined name;
+- the trace's outputs are defined;
 - symbolic shapes: each size symbol is bound once (by `prims.shape`) before any call
   reads it, at whatever level; type comments use only the trace's own symbols;
 - every bound symbol, at every level, records the types its rule gives: re-run on the
@@ -48,7 +48,7 @@ def _context(trace: Trace, bsym: BoundSymbol | None, radius: int = 3) -> str:
 
 def verify(trace: Trace, *, types: bool = True) -> None:
     """Raise VerificationError describing the first broken invariant. `types=False`
-    checks structure only (names, scopes, the registry)."""
+    checks structure only (names, scopes)."""
     known: dict[str, object] = {}  # name -> value record, across all levels
     dim_names = {d.name for d in trace.dims} or None
 
@@ -109,9 +109,6 @@ def verify(trace: Trace, *, types: bool = True) -> None:
         if out.name not in top_level:
             fail(f"the trace returns {out.name}, which is never defined")
         note(out, None)
-    missing = set(known) - trace.names
-    if missing:
-        fail(f"names missing from the trace's registry: {', '.join(sorted(missing))}")
 
 
 def _example_env(trace: Trace) -> DimEnv:

@@ -580,7 +580,7 @@ def trace_callable(
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
         name=trace_name,
-        inputs=tuple(input_values), bsyms=bsyms, output=output, names=registry.frozen(),
+        inputs=tuple(input_values), bsyms=bsyms, output=output,
         info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
     if env is not None:

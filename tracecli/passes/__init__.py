@@ -8,9 +8,17 @@ Importing this package registers the built-in passes. A user's pass file does th
     def my_pass(trace):
         ...
         return PassResult(new_trace, changed=True, stats={"rewritten": n})
+
+What a pass needs to rewrite values is exported here too: `renamer` and `substituter`
+make value maps, `map_bsym` and `map_trace` apply them, `NameRegistry(trace.names)`
+hands out fresh names.
 """
 
+from tracecli.core.names import NameRegistry
 from tracecli.passes import cse, dce, lower, rename, renumber  # noqa: F401 - registers them
 from tracecli.passes.base import REGISTRY, Pass, PassResult, register
+from tracecli.passes.rewrite import map_bsym, map_trace, renamer, substituter
 
-__all__ = ["REGISTRY", "Pass", "PassResult", "register"]
+__all__ = [
+    "REGISTRY", "NameRegistry", "Pass", "PassResult", "map_bsym", "map_trace", "register", "renamer", "substituter",
+]

@@ -18,11 +18,17 @@ class PassResult:
     value_map: dict[str, str] = field(default_factory=dict)
 
 
+# Reads the text after `name:` in `-p name:TEXT` into the pass's keyword arguments;
+# raises ValueError saying what it expected (the message ends up on the command line).
+OptionParser = Callable[[str], dict[str, object]]
+
+
 @dataclass(frozen=True)
 class Pass:
     name: str
     description: str  # one line, shown by `tracecli passes`
     run: Callable[..., PassResult]
+    options: OptionParser | None = None  # None: the pass takes no options
 
 
 REGISTRY: dict[str, Pass] = {}
@@ -31,11 +37,14 @@ REGISTRY: dict[str, Pass] = {}
 REGISTRATIONS: list[str] = []
 
 
-def register(name: str, description: str):
-    """Register the decorated `Trace -> PassResult` function under `name`."""
+def register(name: str, description: str, *, options: OptionParser | None = None):
+    """Register the decorated `Trace -> PassResult` function under `name`.
+
+    `options`, when given, parses `-p name:TEXT`: it gets TEXT and returns the keyword
+    arguments the function is called with, or raises ValueError saying what it expected."""
 
     def add(fn: Callable[..., PassResult]) -> Callable[..., PassResult]:
-        REGISTRY[name] = Pass(name, description, fn)
+        REGISTRY[name] = Pass(name, description, fn, options)
         REGISTRATIONS.append(name)
         return fn
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace, collect_names
+from tracecli.core.trace import Trace
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.dce import mergeable, overwritten
+from tracecli.passes.effects import mergeable, overwritten
 from tracecli.passes.keys import call_key
 from tracecli.passes.rewrite import map_bsym, substituter
 
@@ -61,8 +61,5 @@ def cse(trace: Trace) -> PassResult:
     if not merged:
         return PassResult(trace, False, {"merged": 0})
     output = map_values(replace, trace.output)
-    names = frozenset(collect_names(trace.inputs, out))
     value_map = {old: new.name for old, new in env.items()}
-    return PassResult(
-        trace.replace(bsyms=tuple(out), output=output, names=names), True, {"merged": merged}, value_map
-    )
+    return PassResult(trace.replace(bsyms=tuple(out), output=output), True, {"merged": merged}, value_map)

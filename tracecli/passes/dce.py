@@ -22,40 +22,12 @@ INPLACE, or holding such a subsymbol, are never dropped.
 
 from __future__ import annotations
 
-from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, Tag
-from tracecli.core.trace import Trace, collect_names
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace
 from tracecli.passes.base import PassResult, register
+from tracecli.passes.effects import has_effect, mergeable, overwritten
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, renamer, substituter, touches
-
-
-def has_effect(bsym: BoundSymbol) -> bool:
-    """Effects are pinned: in the symbol's own tags or anywhere in its decomposition."""
-    if bsym.symbol.tags & EFFECT_TAGS:
-        return True
-    return any(has_effect(s) for s in bsym.subsymbols)
-
-
-def overwritten(bsyms) -> set[str]:
-    """Names an INPLACE call writes to, at any level. Two calls with equal keys that read
-    or produce such a value may see different data, and merging them would alias a value
-    with one that is later overwritten: neither dce nor cse may treat them as duplicates."""
-    names: set[str] = set()
-    stack = list(bsyms)  # order does not matter: a plain stack is cheaper than `walk`
-    while stack:
-        bsym = stack.pop()
-        if Tag.INPLACE in bsym.symbol.tags:
-            names.update(v.name for v in bsym.arg_values())
-        stack.extend(bsym.subsymbols)
-    return names
-
-
-def mergeable(bsym: BoundSymbol, mutated: set[str]) -> bool:
-    """Whether `bsym` may be merged with an equal call (cse) or collapsed into one (dce):
-    pure, with outputs, and touching no value an in-place call overwrites."""
-    if has_effect(bsym) or not bsym.output_values():
-        return False
-    return not (mutated and touches(bsym, mutated))
+from tracecli.passes.rewrite import map_bsym, renamer, substituter
 
 
 class _Counts:
@@ -63,6 +35,9 @@ class _Counts:
         self.removed = 0
         self.subsymbols_removed = 0
         self.collapsed = 0
+        # Collapsed duplicates are merged values: old name -> the name of the value
+        # that now stands for it, as cse reports its merges, so diffs show identity.
+        self.value_map: dict[str, str] = {}
 
 
 def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) -> list[BoundSymbol]:
@@ -101,6 +76,11 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     if takeover:
         rename = renamer(takeover)
         out = [map_bsym(sub, rename, takeover) for sub in out]
+    for dup, kept in env.items():
+        target = takeover.get(kept.name, kept.name)
+        if target != dup:
+            counts.value_map[dup] = target
+    counts.value_map.update(takeover)
     return out
 
 
@@ -134,5 +114,4 @@ def dce(trace: Trace) -> PassResult:
     stats = {"removed": counts.removed, "subsymbols_removed": counts.subsymbols_removed, "collapsed": counts.collapsed}
     if not any(stats.values()):
         return PassResult(trace, False, stats)
-    names = frozenset(collect_names(trace.inputs, bsyms))
-    return PassResult(trace.replace(bsyms=tuple(bsyms), names=names), True, stats)
+    return PassResult(trace.replace(bsyms=tuple(bsyms)), True, stats, counts.value_map)

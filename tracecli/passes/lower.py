@@ -45,7 +45,18 @@ def _inherit(sub: BoundSymbol, parent: BoundSymbol) -> BoundSymbol:
     return sub.replace(source=sub.source or parent.source, scope=sub.scope or parent.scope, name_hints=hints)
 
 
-@register("lower", "replace bound symbols by their subsymbols, down to prims (lower:N stops N levels down)")
+def _depth(text: str) -> dict[str, float]:
+    """`lower:N` stops N levels down; `lower:all` (like plain `lower`) goes down to prims."""
+    if text == "all":
+        return {"depth": math.inf}
+    if not text.isdigit():
+        raise ValueError("expected a depth: a number or 'all'")
+    return {"depth": int(text)}
+
+
+@register(
+    "lower", "replace bound symbols by their subsymbols, down to prims (lower:N stops N levels down)", options=_depth
+)
 def lower(trace: Trace, depth: float = math.inf) -> PassResult:
     out: list[BoundSymbol] = []
     replaced = _lower(trace.bsyms, depth, None, out)

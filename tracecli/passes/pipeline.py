@@ -3,7 +3,6 @@ every intermediate trace (for `diff --each` and `--save`)."""
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -36,13 +35,12 @@ def _pass_failed(step: Step, exc: Exception) -> PassBrokeTrace:
 @dataclass(frozen=True)
 class Step:
     pass_: Pass
-    options: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # keyword arguments for the pass
+    option_text: str = ""  # as written after `name:`, so the header shows what was asked
 
     @property
     def label(self) -> str:
-        if not self.options:
-            return self.pass_.name
-        return self.pass_.name + ":" + ",".join(str(v) for v in self.options.values())
+        return f"{self.pass_.name}:{self.option_text}" if self.option_text else self.pass_.name
 
 
 @dataclass(frozen=True)
@@ -62,14 +60,14 @@ def known_passes() -> str:
 
 
 def _options(pass_: Pass, text: str) -> dict:
-    # Only `lower` takes an option today: its depth, `lower:1` or `lower:all`.
-    if pass_.name != "lower":
+    """The keyword arguments `-p name:TEXT` asks for, read by the parser the pass was
+    registered with."""
+    if pass_.options is None:
         raise UserError(f"pass {pass_.name} takes no options (got {pass_.name}:{text})")
-    if text == "all":
-        return {"depth": math.inf}
-    if not text.isdigit():
-        raise UserError(f"bad option for lower: {text!r} (expected a depth: a number or 'all')")
-    return {"depth": int(text)}
+    try:
+        return dict(pass_.options(text))
+    except ValueError as exc:
+        raise UserError(f"bad option for {pass_.name}: {text!r} ({exc})") from exc
 
 
 def parse_passes(specs: list[str] | None) -> list[Step]:
@@ -87,7 +85,7 @@ def parse_passes(specs: list[str] | None) -> list[Step]:
                 raise UserError(f"unknown pass {name!r} (known passes: {known_passes()})")
             if colon and not option:
                 raise UserError(f"empty option in -p {spec!r}: write {name} or {name}:OPTION")
-            steps.append(Step(pass_, _options(pass_, option) if option else {}))
+            steps.append(Step(pass_, _options(pass_, option), option) if option else Step(pass_))
     return steps
 
 

@@ -16,10 +16,9 @@ Before:                               After:
 from __future__ import annotations
 
 from tracecli.core.names import NameRegistry, sanitize
-from tracecli.core.pytree import map_values
 from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.rewrite import map_bsym, renamer
+from tracecli.passes.rewrite import map_trace, renamer
 
 
 def _plan(trace: Trace) -> dict[str, str]:
@@ -73,9 +72,4 @@ def rename(trace: Trace) -> PassResult:
     names = _plan(trace)
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    fn = renamer(names)
-    bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
-    output = map_values(fn, trace.output)
-    new_names = frozenset(names.get(n, n) for n in trace.names)
-    renamed = trace.replace(bsyms=bsyms, output=output, names=new_names)
-    return PassResult(renamed, True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))

@@ -12,10 +12,9 @@ t0, t1, t2 ... at any --depth; subsymbol intermediates are numbered after them.
 from __future__ import annotations
 
 from tracecli.core.names import GENERATED
-from tracecli.core.pytree import map_values
 from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.rewrite import map_bsym, renamer
+from tracecli.passes.rewrite import map_trace, renamer
 
 
 @register("renumber", "renumber generated names consecutively in order of definition")
@@ -39,8 +38,4 @@ def renumber(trace: Trace) -> PassResult:
     names = {old: new for old, new in names.items() if old != new}
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    fn = renamer(names)
-    bsyms = tuple(map_bsym(b, fn) for b in trace.bsyms)
-    output = map_values(fn, trace.output)
-    result = trace.replace(bsyms=bsyms, output=output, names=frozenset(names.get(n, n) for n in trace.names))
-    return PassResult(result, True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))

@@ -1,4 +1,10 @@
-"""Substituting values inside bound symbols: the one rewriting tool passes share."""
+"""Substituting values inside bound symbols: the one rewriting tool passes share.
+
+A value map (`renamer`, `substituter`, or any function from value to value) says what
+each value becomes; `map_bsym` applies it to one bound symbol, `map_trace` to a whole
+trace. The trace's name registry follows by itself (`Trace.names`), so a pass that
+renames values or adds new ones only builds the new trace.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ from collections.abc import Callable
 
 from tracecli.core.pytree import map_values, values_in
 from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 
 ValueMap = Callable[[TensorValue | NumberValue], TensorValue | NumberValue]
@@ -69,3 +76,11 @@ def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -
     return BoundSymbol(
         bsym.symbol, map_values(fn, bsym.args), kwargs, output, subsymbols, bsym.source, hints, bsym.scope
     )
+
+
+def map_trace(trace: Trace, fn: ValueMap, names: dict | set | None = None) -> Trace:
+    """`trace` with every value in its bound symbols (at every level) and its output
+    passed through `fn`. Inputs are left as they are: they are the entry's parameters.
+    With `names`, as `map_bsym`: bound symbols that mention none of them are kept."""
+    bsyms = tuple([map_bsym(b, fn, names) for b in trace.bsyms])
+    return trace.replace(bsyms=bsyms, output=map_values(fn, trace.output))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tracecli.core.printing import format_trace
+from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, walk
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,21 +62,88 @@ def compose(first: dict[str, str], second: dict[str, str], names: Iterable[str])
     return out
 
 
+def _definition_order(trace: Trace) -> list[str]:
+    """Every name the trace defines, parents before their subsymbols; a parent and the
+    subsymbol that produces its result share a name: it is listed once."""
+    return list(dict.fromkeys(
+        [v.name for v in trace.inputs] + [o.name for _, b in walk(trace.bsyms) for o in b.iter_outputs()]
+    ))
+
+
 def _merged(before: Trace, value_map: dict[str, str]) -> set[str]:
     """Values merged into another (cse): of the values that end up with one name, all
     but the first defined. The others only changed their name."""
     survivors: set[str] = set()
     merged: set[str] = set()
-    # A parent and the subsymbol that produces its result share a name: count it once.
-    order = dict.fromkeys(
-        [v.name for v in before.inputs] + [o.name for _, b in walk(before.bsyms) for o in b.iter_outputs()]
-    )
-    for name in order:
+    for name in _definition_order(before):
         target = value_map.get(name, name)
         if target in survivors and name != target:
             merged.add(name)
         survivors.add(target)
     return merged
+
+
+@dataclass(frozen=True)
+class ValueChanges:
+    """What a pass did to the values, read from the traces and its value map, so that
+    every pass, a user's too, is summarised alike whatever its own stats say."""
+
+    renamed: int  # values that changed their name, not merged into another
+    merged: int  # calls whose values became an earlier equal call's (cse's merges, dce's collapses)
+    subsymbols_removed: int  # decomposition steps gone from bound symbols that stay
+
+
+def value_changes(before: Trace, after: Trace, value_map: dict[str, str]) -> ValueChanges:
+    order = _definition_order(before)
+    target = {name: value_map.get(name, name) for name in order}
+    # Values that took another's name were merged into it: they are not renames.
+    renamed = sum(name != new for name, new in target.items()) - (len(order) - len(set(target.values())))
+    defined = after.names
+    # A call without outputs has no name to follow: it is known by its symbol and the
+    # values it reads.
+    outputless = Counter(_read_key(b, {}) for _, b in walk(after.bsyms) if not b.output_values())
+    merged = 0
+
+    def stays(bsym: BoundSymbol, names: list[str]) -> bool:
+        if names:
+            return any(target[name] in defined for name in names)
+        key = _read_key(bsym, value_map)
+        if outputless[key] > 0:
+            outputless[key] -= 1
+            return True
+        return False
+
+    def lost(bsyms, top_level: bool) -> tuple[int, bool]:
+        """(subsymbols gone, whether every one of `bsyms` is gone). One that goes takes
+        its decomposition with it and counts once; one replaced by its decomposition
+        (lowered) counts what of that is gone; a top-level one that goes is a removed
+        line, not counted here. A call whose values went to an earlier call beside it
+        (which may have taken their names) is merged."""
+        nonlocal merged
+        count, every = 0, True
+        seen: set[str] = set()
+        for bsym in bsyms:
+            names = [o.name for o in bsym.iter_outputs()]
+            if names:
+                if target[names[0]] in seen:
+                    merged += 1
+                    continue
+                seen.add(target[names[0]])
+            if stays(bsym, names):
+                count += lost(bsym.subsymbols, False)[0]
+                every = False
+            elif not top_level:
+                inner, all_gone = lost(bsym.subsymbols, False)
+                count += 1 if all_gone else inner
+                every = every and all_gone
+        return count, every
+
+    subsymbols_removed = lost(before.bsyms, True)[0]
+    return ValueChanges(renamed, merged, subsymbols_removed)
+
+
+def _read_key(bsym: BoundSymbol, value_map: dict[str, str]) -> tuple:
+    return (bsym.symbol, tuple([value_map.get(v.name, v.name) for v in bsym.arg_values()]))
 
 
 def _map_line(line: str, value_map: dict[str, str], merged: set[str]):

@@ -6,7 +6,7 @@ from functools import reduce
 
 from tracecli.core.printing import format_trace
 from tracecli.passes.pipeline import Stage
-from tracecli.render.diff import TraceDiff, compose, diff_traces
+from tracecli.render.diff import TraceDiff, compose, diff_traces, value_changes
 from tracecli.render.json_report import FORMAT_VERSION
 
 
@@ -25,19 +25,21 @@ def step_diffs(stages: list[Stage], depth: float) -> list[tuple[Stage, TraceDiff
 
 
 def stat_rows(stages: list[Stage]) -> list[dict]:
+    """Per pass, what it did, read from the traces and the value map (not from the pass's
+    own stats, whose keys are its own): every pass, a user's too, gets every column."""
     rows = []
-    for stage, diff in step_diffs(stages, 0):
-        stats = stage.stats
+    for before, (stage, diff) in zip(stages, step_diffs(stages, 0), strict=False):
+        changes = value_changes(before.trace, stage.trace, stage.value_map)
         rows.append({
             "name": stage.name,
             "changed": stage.changed,
             "added": diff.count("+"),
             "removed": diff.count("-"),
-            "renamed": len(stage.value_map) - stats.get("merged", 0) - stats.get("collapsed", 0),
-            "merged": stats.get("merged", 0) + stats.get("collapsed", 0),
-            "subsymbols_removed": stats.get("subsymbols_removed", 0),
+            "renamed": changes.renamed,
+            "merged": changes.merged,
+            "subsymbols_removed": changes.subsymbols_removed,
             "ms": stage.seconds * 1e3,
-            "stats": dict(stats),
+            "stats": dict(stage.stats),
         })
     return rows
 
