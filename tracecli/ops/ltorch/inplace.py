@@ -19,7 +19,7 @@ from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch import elementwise
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, torch_form
-from tracecli.ops.ltorch.indexing import assignment
+from tracecli.ops.ltorch.indexing import assignment, whole_bounds
 from tracecli.ops.promotion import ShapeError, result_type
 
 _KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
@@ -145,7 +145,7 @@ def setitem_(self, key, value):
     if not is_tensor(value):
         value = prims.full((), value, device=self.device, dtype=self.dtype)
     starts, stops, steps = (tuple(part) for part in zip(*plan.bounds, strict=True)) if plan.bounds else ((), (), ())
-    whole = plan.bounds == tuple((0, n, 1) for n in self.shape)
+    whole = whole_bounds(plan.bounds, self.shape)
     region = self if whole else prims.slice(self, starts, stops, steps if any(s != 1 for s in steps) else None)
     view = region if same_shape(region.shape, plan.view_shape) else prims.reshape(region, plan.view_shape)
     if plan.indices is None:
