@@ -413,6 +413,23 @@ def assignment(x: TensorValue, key) -> Assignment:
     return Assignment(tuple(bounds), tuple(view_shape), tuple(indices) if advanced else None)
 
 
+def indexed_shape(plan: Assignment) -> tuple | None:
+    """The shape `x[key]` has for an assignment with index tensors, by torch's rule
+    (their broadcast shape in place of the dimensions they index when those are
+    adjacent, first otherwise); None with a mask, whose count the values decide."""
+    if plan.indices is None:
+        return plan.view_shape
+    positions = [i for i, index in enumerate(plan.indices) if index is not None]
+    if any(plan.indices[i].dtype == dtypes.bool8 for i in positions):
+        return None
+    indexed = broadcast_shapes(*(plan.indices[i].shape for i in positions))
+    rest = [size for i, size in enumerate(plan.view_shape) if i not in positions]
+    first = positions[0]
+    if positions == list(range(first, first + len(positions))):
+        return tuple(rest[:first]) + indexed + tuple(rest[first:])
+    return indexed + tuple(rest)
+
+
 def _dims_taken(item) -> int:
     if item is None or item is Ellipsis:
         return 0
