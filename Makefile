@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench lint clean
+.PHONY: install run test symbolic-matrix bench lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# Every case of the op matrix under symbolic shapes (make test checks a sample): the
+# count of each class per family, and the floors test_symbolic_ops.py keeps.
+symbolic-matrix: install
+	TRACECLI_SYMBOLIC_MATRIX=1 $(BIN)/python -m pytest -q -s -W ignore::UserWarning tests/test_symbolic_ops.py
 
 bench: install
 	$(BIN)/python benchmarks/run.py

@@ -92,6 +92,9 @@ case("layer_norm", "bf16-affine",
 case("layer_norm", "module", lambda x: torch.nn.functional.layer_norm(x, x.shape[-1:]), T("f32", (3, 4)))
 case("layer_norm", "torch-fn", lambda x, w: torch.layer_norm(x, (4,), w), T("f32", (3, 4)), T("f32", (4,)))
 case("layer_norm", "constant", lambda x: F.layer_norm(x, (3,)), L(((2.0, 2.0, 2.0), (1.0, 2.0, 3.0)), "f32"))
+# The normalized shape read from a tensor, as models do: with symbolic sizes nothing pins.
+case("layer_norm", "weight-shape",
+     lambda x, w, b: F.layer_norm(x, w.shape, w, b), T("f32", (2, 3, 4)), T("f32", (4,)), T("f32", (4,)))
 
 # --- rms_norm ---------------------------------------------------------------------------------
 
@@ -107,6 +110,8 @@ case("rms_norm", "torch-fn", lambda x, w: torch.rms_norm(x, [4], w, 1e-6), T("f3
 case("rms_norm", "module", module(lambda: nn.RMSNorm(6)), T("f32", (2, 6)))
 case("rms_norm", "module-eps", module(lambda: nn.RMSNorm([2, 3], eps=1e-5)), T("f32", (4, 2, 3)))
 case("rms_norm", "zeros", lambda x: F.rms_norm(x, (3,)), L((0.0, 0.0, 0.0), "f32"))
+case("rms_norm", "input-shape", lambda x: F.rms_norm(x, x.shape[-2:]), T("f32", (2, 3, 4)))
+case("rms_norm", "weight-shape", lambda x, w: F.rms_norm(x, w.shape, w), T("bf16", (3, 4)), T("bf16", (4,)))
 
 # --- batch_norm ---------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, exact_div
+from tracecli.core.dims import Dim, exact_div, statically_equal
 from tracecli.core.dtypes import DType
 from tracecli.core.values import TensorValue
 
@@ -119,6 +119,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             if d < 0:
                 raise ShapeError(f"shape {list(shape)} has a negative size")
             cur = out[offset + i]
+            if statically_equal(d, cur):
+                continue  # the same size (asking `cur == 1` of a symbolic one would guard)
             if cur == 1:
                 out[offset + i] = d
             elif d != 1 and d != cur:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, same_shape
+from tracecli.core.dims import Dim, active, same_shape
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorValue
@@ -115,6 +115,22 @@ def divisor(count: int | Dim) -> float | Dim:
     tensor's dtype either way), the size expression itself when symbolic, so the trace
     divides by what each call's sizes give."""
     return count if isinstance(count, Dim) else float(count)
+
+
+def pieces_of(total: int | Dim, size: int | Dim) -> int:
+    """How many pieces of `size` (positive) cover `total`: ceil(total / size). A count of
+    outputs must be a number: with symbolic sizes it is the example's, and the two
+    comparisons that fix it, (count - 1) * size < total <= count * size, are guards, so
+    the trace holds for every total cut into that many pieces."""
+    if not isinstance(total, Dim) and not isinstance(size, Dim):
+        return -(-total // size)
+    env = active()
+    if env is None:
+        raise TypeError(f"the symbolic sizes {total} and {size} have no value outside tracing")
+    count = -(-env.example(total) // env.example(size))
+    if not (count - 1) * size < total <= count * size:
+        raise AssertionError(f"{count} pieces of {size} do not cover {total} at the example sizes")
+    return count
 
 
 def broadcast_to(x, shape: tuple[int, ...]):

@@ -21,7 +21,7 @@ import math
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
-from tracecli.core.dims import same_shape
+from tracecli.core.dims import Dim, same_shape, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol
@@ -61,10 +61,10 @@ def _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa):
             )
 
 
-def _repeat_heads(x, groups: int):
+def _repeat_heads(x, groups: int | Dim):
     """repeat_interleave(x, groups, dim=-3): each key/value head serves `groups` query heads."""
-    if groups == 1:
-        return x
+    if statically_equal(groups, 1):
+        return x  # with symbolic heads the repeat stays: by one it copies, not assumes
     n = x.ndim
     expanded = x.shape[:-2] + (groups,) + x.shape[-2:]
     dims = tuple(range(n - 2)) + (n - 1, n)
@@ -81,7 +81,7 @@ def _uses_fused_kernel(query, key, value, attn_mask, dropout_p, enable_gqa) -> b
         return False
     if not enable_gqa and not query.shape[1] == key.shape[1] == value.shape[1]:
         return False
-    if min(query.shape[-2], key.shape[-2]) == 0:
+    if query.shape[-2] == 0 or key.shape[-2] == 0:
         return False
     if attn_mask is not None:
         batch, heads, length, source = query.shape[0], query.shape[1], query.shape[2], key.shape[2]
@@ -134,7 +134,7 @@ def _fused(query, key, value, attn_mask, is_causal, scale, groups):
     wide = compute_dtype(query.dtype)
     q, k, v = (convert(t, wide) for t in (query, key, value))
     k, v = _repeat_heads(k, groups), _repeat_heads(v, groups)
-    scores = prims.mul(prims.matmul(q, prims.transpose(k, _swap_last(k.ndim))), scale)
+    scores = _scaled(prims.matmul(q, prims.transpose(k, _swap_last(k.ndim))), scale)
     scores = _apply_mask(scores, attn_mask, is_causal)
     row_max, masked_rows = _row_max(scores)
     weights = prims.exp(prims.sub(scores, row_max))
@@ -153,9 +153,13 @@ def _composite(query, key, value, attn_mask, dropout_p, is_causal, scale, groups
     wide = compute_dtype(query.dtype)
     q, k, v = (convert(t, wide) for t in (query, key, value))
     k, v = _repeat_heads(k, groups), _repeat_heads(v, groups)
-    root = math.sqrt(abs(scale))
-    q = prims.mul(q, root if scale >= 0 else -root)
-    scores = prims.matmul(q, prims.mul(prims.transpose(k, _swap_last(k.ndim)), root))
+    if isinstance(scale, Dim):
+        q = _scaled(q, scale, root=True)
+        scores = prims.matmul(q, _scaled(prims.transpose(k, _swap_last(k.ndim)), scale, root=True))
+    else:
+        root = math.sqrt(abs(scale))
+        q = prims.mul(q, root if scale >= 0 else -root)
+        scores = prims.matmul(q, prims.mul(prims.transpose(k, _swap_last(k.ndim)), root))
     scores = _apply_mask(scores, attn_mask, is_causal)
     row_max, masked_rows = _row_max(scores)
     weights = prims.exp(prims.sub(scores, row_max))
@@ -169,6 +173,17 @@ def _composite(query, key, value, attn_mask, dropout_p, is_causal, scale, groups
     return convert(prims.matmul(probs, v), query.dtype)
 
 
+def _scaled(x, scale: float | Dim, root: bool = False):
+    """x * scale, or x * sqrt(scale) with `root`. A symbolic head size E stands for the
+    default scale 1/sqrt(E), computed in x's dtype from E as each call gives it (eager
+    computes it in double: they may differ in the last bit)."""
+    if not isinstance(scale, Dim):
+        return prims.mul(x, scale)
+    size = prims.full((), scale, device=x.device, dtype=x.dtype)
+    factor = prims.rsqrt(prims.sqrt(size) if root else size)
+    return prims.mul(x, prims.broadcast_in_dim(factor, x.shape, ()))
+
+
 def _swap_last(ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
@@ -179,7 +194,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(query @ key.T * scale + mask) @ value, with dropout on the probabilities"""
     _check_inputs(query, key, value, attn_mask, is_causal, enable_gqa)
     dropout_p = check_probability(dropout_p, "scaled_dot_product_attention dropout")
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if scale is not None:
+        scale = float(scale)
+    elif isinstance(query.shape[-1], Dim):
+        scale = query.shape[-1]  # 1/sqrt of it, computed in the trace: see _scaled
+    else:
+        scale = 1.0 / math.sqrt(query.shape[-1])
     groups = query.shape[-3] // key.shape[-3] if enable_gqa else 1
     if _uses_fused_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
         return _fused(query, key, value, attn_mask, is_causal, scale, groups)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch.nn.functional as F
 
+from tracecli.core.dims import Dim, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import expect_tensor, symbol
@@ -20,8 +21,13 @@ def ntuple(value, n: int, name: str) -> tuple[int, ...]:
             value = tuple(value) * n
         if len(value) != n:
             raise ShapeError(f"{name} must be an int or a sequence of {n} ints, got {list(value)}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
+        return tuple(_size(v) for v in value)
+    return (_size(value),) * n
+
+
+def _size(value):
+    # A size expression stays one: int() of it would pin it to its example value.
+    return value if isinstance(value, Dim) else int(value)
 
 
 def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
@@ -48,8 +54,10 @@ def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
             # through an explicit padded copy of the input (as here) when that is uneven.
             totals = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
             padding = tuple(t // 2 for t in totals)
-            extra = tuple(t - 2 * (t // 2) for t in totals)
-            if any(extra):
+            # t % 2 for a symbolic kernel: a remainder is known to be 0 or 1, so padding
+            # by it needs no guard; a kernel that may be even is padded (by 0 when odd).
+            extra = tuple(t % 2 if isinstance(t, Dim) else t - 2 * (t // 2) for t in totals)
+            if any(not statically_equal(e, 0) for e in extra):
                 x = prims.pad(x, 0.0, ((0, 0), (0, 0)) + tuple((0, e) for e in extra))
         else:
             raise ShapeError(f"{op}: padding must be 'valid', 'same', an int or a tuple of ints, got {padding!r}")

@@ -155,6 +155,15 @@ def _slice_length(start, stop, step):
     return (stop - start + step - 1) // step
 
 
+def whole_bounds(bounds, shape) -> bool:
+    """Whether (start, stop, step) per dimension selects all of `shape`, whatever the
+    symbols are (a shortcut, never a guard)."""
+    return len(bounds) == len(shape) and all(
+        step == 1 and statically_equal(start, 0) and statically_equal(stop, size)
+        for (start, stop, step), size in zip(bounds, shape, strict=True)
+    )
+
+
 def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[int, TensorValue]]]:
     """Apply ints, slices and None; return the view and (view position, index tensor)
     for each advanced index, whose dimensions the view keeps whole."""
@@ -165,7 +174,7 @@ def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[i
         _check_index_tensor(index)
         advanced.append((position, index))
     out = x
-    if bounds != [(0, n, 1) for n in x.shape]:
+    if not whole_bounds(bounds, x.shape):
         starts, stops, steps = (tuple(part) for part in zip(*bounds, strict=True))
         strided = any(s != 1 for s in steps)
         out = prims.slice(x, starts, stops, steps) if strided else prims.slice(x, starts, stops)
@@ -358,7 +367,7 @@ def assignment(x: TensorValue, key) -> Assignment:
             items[i] = _constant_index(item, x.device)
         elif isinstance(item, slice) and any(isinstance(b, TensorValue) for b in (item.start, item.stop, item.step)):
             raise ShapeError("a slice bound is a tensor, so where the write lands depends on its value; use ints")
-        elif not (item is None or item is Ellipsis or isinstance(item, (int, slice, TensorValue))):
+        elif not (item is None or item is Ellipsis or isinstance(item, (int, Dim, slice, TensorValue))):
             raise ShapeError(f"cannot assign through an index of type {type(item).__name__}")
     if sum(1 for item in items if item is Ellipsis) > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
@@ -402,6 +411,23 @@ def assignment(x: TensorValue, key) -> Assignment:
         dim += 1
     advanced = any(index is not None for index in indices)
     return Assignment(tuple(bounds), tuple(view_shape), tuple(indices) if advanced else None)
+
+
+def indexed_shape(plan: Assignment) -> tuple | None:
+    """The shape `x[key]` has for an assignment with index tensors, by torch's rule
+    (their broadcast shape in place of the dimensions they index when those are
+    adjacent, first otherwise); None with a mask, whose count the values decide."""
+    if plan.indices is None:
+        return plan.view_shape
+    positions = [i for i, index in enumerate(plan.indices) if index is not None]
+    if any(plan.indices[i].dtype == dtypes.bool8 for i in positions):
+        return None
+    indexed = broadcast_shapes(*(plan.indices[i].shape for i in positions))
+    rest = [size for i, size in enumerate(plan.view_shape) if i not in positions]
+    first = positions[0]
+    if positions == list(range(first, first + len(positions))):
+        return tuple(rest[:first]) + indexed + tuple(rest[first:])
+    return indexed + tuple(rest)
 
 
 def _dims_taken(item) -> int:

@@ -19,7 +19,7 @@ from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch import elementwise
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, torch_form
-from tracecli.ops.ltorch.indexing import assignment
+from tracecli.ops.ltorch.indexing import assignment, indexed_shape, whole_bounds
 from tracecli.ops.promotion import ShapeError, result_type
 
 _KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
@@ -135,6 +135,19 @@ def _setitem(self, key, value):
     return self
 
 
+def _check_fits(value_shape: tuple, target: tuple) -> None:
+    """torch's rule for the values of `x[index] = v`: v broadcasts to what x[index] is
+    (leading dimensions of size 1 dropped). Said here, not left to the kernel, so that
+    a trace with symbolic sizes holds the equalities it needs."""
+    extra = len(value_shape) - len(target)
+    kept = value_shape[max(extra, 0) :]
+    if any(d != 1 for d in value_shape[: max(extra, 0)]) or any(
+        v != 1 and v != t for v, t in zip(kept, target[len(target) - len(kept) :], strict=True)
+    ):
+        raise ShapeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
+                         f"indexing result of shape {list(target)}")
+
+
 @symbol(_setitem, methods=("__setitem__",), tags=(Tag.INPLACE,), name="setitem_")
 def setitem_(self, key, value):
     """in place: self[key] = value, for every key torch takes: ints, slices with steps,
@@ -145,12 +158,15 @@ def setitem_(self, key, value):
     if not is_tensor(value):
         value = prims.full((), value, device=self.device, dtype=self.dtype)
     starts, stops, steps = (tuple(part) for part in zip(*plan.bounds, strict=True)) if plan.bounds else ((), (), ())
-    whole = plan.bounds == tuple((0, n, 1) for n in self.shape)
+    whole = whole_bounds(plan.bounds, self.shape)
     region = self if whole else prims.slice(self, starts, stops, steps if any(s != 1 for s in steps) else None)
     view = region if same_shape(region.shape, plan.view_shape) else prims.reshape(region, plan.view_shape)
     if plan.indices is None:
         written = broadcast_to(value, plan.view_shape)
     else:
+        target = indexed_shape(plan)
+        if target is not None:
+            _check_fits(value.shape, target)
         written = prims.index_put(view, plan.indices, value)
     written = written if same_shape(written.shape, region.shape) else prims.reshape(written, region.shape)
     if whole:

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch.nn import _reduction
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy, everywhere
 from tracecli.ops.ltorch import elementwise as ew
@@ -109,7 +110,7 @@ def _probability_loss(logp, target, weight, reduction, label_smoothing, class_di
         raise ShapeError(f"cross_entropy: probability target {list(target.shape)} must match input {list(logp.shape)}")
     classes = logp.shape[class_dim]
     if label_smoothing > 0.0:
-        target = ew.add(ew.mul(target, 1.0 - label_smoothing), label_smoothing / classes)
+        target = ew.add(ew.mul(target, 1.0 - label_smoothing), _per_class(label_smoothing, classes, target))
     product = ew.mul(logp, target)
     if weight is not None:
         product = ew.mul(product, prims.broadcast_in_dim(weight, logp.shape, (class_dim,)))
@@ -139,7 +140,16 @@ def _smoothed_loss(logp, target, weight, ignore_index, reduction, label_smoothin
         smooth = ew.true_divide(red.sum(smooth), counted)
     elif reduction == "sum":
         smooth = red.sum(smooth)
-    return ew.add(ew.mul(nll, 1.0 - label_smoothing), ew.mul(smooth, label_smoothing / classes))
+    return ew.add(ew.mul(nll, 1.0 - label_smoothing), ew.mul(smooth, _per_class(label_smoothing, classes, smooth)))
+
+
+def _per_class(amount: float, classes, like):
+    """amount / classes: a number for a static class count; for a symbolic one a zero-dim
+    tensor in `like`'s dtype computed from the count each call has (a float of the size
+    would pin it to its example)."""
+    if not isinstance(classes, Dim):
+        return amount / classes
+    return prims.div(prims.full((), amount, device=like.device, dtype=like.dtype), classes)
 
 
 def _cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

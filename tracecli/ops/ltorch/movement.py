@@ -15,7 +15,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import convert, expect_tensor, shape_arg, symbol, torch_form
+from tracecli.ops.ltorch._base import convert, expect_tensor, pieces_of, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.indexing import slice_along
 from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
 
@@ -54,7 +54,7 @@ def split(input, split_size_or_sections, dim=0):
         size = split_size_or_sections
         if size < 0 or (size == 0 and n > 0):
             raise ShapeError(f"split expects a positive split size, got {size}")
-        sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
+        sizes = _cut(n, size) if n else [0]
     else:
         sizes = list(shape_arg((split_size_or_sections,)))
         if any(s < 0 for s in sizes) or sum(sizes) != n:
@@ -72,8 +72,13 @@ def chunk(input, chunks, dim=0):
     n = input.shape[d]
     if n == 0:
         return (input,) * chunks  # torch gives `chunks` empty pieces
-    size = -(-n // chunks)
-    return _pieces(input, d, [min(size, n - start) for start in range(0, n, size)])
+    return _pieces(input, d, _cut(n, (n + chunks - 1) // chunks))
+
+
+def _cut(n, size) -> list:
+    """The sizes of the pieces of `size` that cover n, the last one what is left."""
+    count = pieces_of(n, size)
+    return [size] * (count - 1) + [n - (count - 1) * size]
 
 
 @symbol(torch.unbind, methods=("unbind",), tags=(Tag.VIEW,))
@@ -94,7 +99,7 @@ def stack(tensors, dim=0):
         raise ShapeError("stack expects a non-empty sequence of tensors")
     shape = tensors[0].shape
     for i, t in enumerate(tensors):
-        if not same_shape(t.shape, shape):
+        if t.shape != shape:  # decided on sizes: equal where the trace holds, as eager needs
             raise ShapeError(f"stack expects tensors of one shape, got {list(shape)} at 0 and {list(t.shape)} at {i}")
     d = canonical_dim(dim, len(shape) + 1)
     dtype = result_type(*tensors)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, exact_div
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
@@ -171,7 +172,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     wide = compute_dtype(input.dtype)
     eps = _EPSILON[wide] if eps is None else float(eps)
     x = convert(input, wide)
-    count = float(math.prod(input.shape[d] for d in dims))
+    count = divisor(math.prod(input.shape[d] for d in dims))
     mean_square = prims.div(prims.sum(prims.mul(x, x), dims), count)
     out = prims.mul(x, keepdim_broadcast(prims.rsqrt(prims.add(mean_square, eps)), x, dims))
     if weight is not None:
@@ -266,12 +267,18 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise ShapeError(f"group_norm: weight and bias must have shape [{channels}], got {list(p.shape)}")
     wide = compute_dtype(input.dtype)
     x = convert(input, wide)
-    grouped = prims.reshape(x, (batch, num_groups, x.numel // max(batch * num_groups, 1)))
-    count = float(grouped.shape[2])
+    if isinstance(x.numel, Dim):
+        # Each group's size as a product (channels / groups exact under the guard above),
+        # so that the reshape's element count is the input's as polynomials, not a guess.
+        group_size = exact_div(channels, num_groups) * math.prod(input.shape[2:])
+    else:
+        group_size = x.numel // max(batch * num_groups, 1)
+    grouped = prims.reshape(x, (batch, num_groups, group_size))
+    count = divisor(grouped.shape[2])
     mean = prims.div(prims.sum(grouped, (2,)), count)
     invstd = prims.rsqrt(prims.add(prims.var(grouped, (2,), 0.0), float(eps)))
     # Statistics per (sample, group), spread over each group's channels and positions.
-    per_group = channels // num_groups
+    per_group = exact_div(channels, num_groups)
     stats_shape = (batch, num_groups, per_group) + input.shape[2:]
     mean, invstd = (
         prims.reshape(prims.broadcast_in_dim(s, stats_shape, (0, 1)), input.shape) for s in (mean, invstd)
@@ -294,7 +301,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         )
     dims = tuple(range(input.ndim - n, input.ndim))
     wide = convert(input, compute_dtype(input.dtype))
-    mean_ = prims.div(prims.sum(wide, dims), float(math.prod(input.shape[d] for d in dims)))
+    mean_ = prims.div(prims.sum(wide, dims), divisor(math.prod(input.shape[d] for d in dims)))
     centered = prims.sub(wide, keepdim_broadcast(mean_, wide, dims))
     variance = prims.var(wide, dims, 0.0)
     rstd = prims.rsqrt(prims.add(variance, float(eps)))

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
@@ -51,13 +52,15 @@ class _Pool:
         if min(self.kernel) < 1 or min(self.stride) < 1 or min(self.dilation) < 1 or min(self.padding) < 0:
             raise ShapeError(f"{op}: kernel_size, stride and dilation must be positive and padding non-negative")
         self.sizes = input.shape[self.lead :]
-        if min(self.sizes) < 1:
+        self.ceil_mode = ceil_mode
+        # Each size on its own: min() of symbolic sizes would compare them with each other.
+        if any(size < 1 for size in self.sizes):
             raise ShapeError(f"{op} expects non-empty spatial dimensions, got {list(input.shape)}")
         self.out = tuple(
             pool_output_size(*geometry, ceil_mode)
             for geometry in zip(self.sizes, self.kernel, self.stride, self.padding, self.dilation, strict=True)
         )
-        if min(self.out) < 1:
+        if any(o < 1 for o in self.out):
             raise ShapeError(f"{op}: output size {list(self.out)} is too small for input {list(input.shape)}")
 
     def windows(self, x, fill):
@@ -66,6 +69,12 @@ class _Pool:
         pads = []
         for size, k, s, p, d, o in zip(self.sizes, self.kernel, self.stride, self.padding, self.dilation, self.out,
                                        strict=True):
+            if isinstance(size, Dim):
+                # How far the last window reaches past the input depends on the size's
+                # remainder: pad what any size may need (windows fit in size + 2p, or
+                # stride - 1 more in ceil mode), which the slices below never exceed.
+                pads.append((p, p + (s - 1 if self.ceil_mode else 0)))
+                continue
             reach = (o - 1) * s + d * (k - 1) + 1
             pads.append((p, max(reach - size - p, 0)))
         if any(lo or hi for lo, hi in pads):
@@ -130,24 +139,56 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _vector(values: list[int], device: str, dtype):
-    """A constant 1-D tensor, built from runs of equal values."""
-    pieces = [
-        prims.full((len(list(run)),), convert(value, dtype), device=device, dtype=dtype)
-        for value, run in itertools.groupby(values)
-    ]
+    """A constant 1-D tensor, built from runs of equal values (sizes equal whatever the
+    symbols are: runs never assume two size expressions equal)."""
+    runs: list[list] = []
+    for value in values:
+        if runs and statically_equal(runs[-1][0], value):
+            runs[-1][1] += 1
+        else:
+            runs.append([value, 1])
+    pieces = [prims.full((length,), convert(value, dtype), device=device, dtype=dtype) for value, length in runs]
     return pieces[0] if len(pieces) == 1 else prims.cat(pieces, 0)
 
 
-def _divide_by_counts(total, counts: list[list[int]], lead: int):
-    """total / (product of per-dimension window sizes), a number when the sizes are uniform."""
-    if all(len(set(c)) == 1 for c in counts):
+def _uniform(counts: list) -> bool:
+    return all(statically_equal(c, counts[0]) for c in counts)
+
+
+def _divide_by_counts(total, counts: list, lead: int):
+    """total / (product of per-dimension window sizes), a number when the sizes are
+    uniform. A dimension's counts are a list of sizes, or a 1-D tensor of them (for a
+    symbolic number of windows)."""
+    if all(isinstance(c, list) and _uniform(c) for c in counts):
         return prims.div(total, convert(math.prod(c[0] for c in counts), total.dtype))
     spatial = total.shape[lead:]
     divisor = None
     for dim, c in enumerate(counts):
-        vector = prims.broadcast_in_dim(_vector(c, total.device, total.dtype), spatial, (dim,))
+        vector = c if not isinstance(c, list) else _vector(c, total.device, total.dtype)
+        vector = prims.broadcast_in_dim(vector, spatial, (dim,))
         divisor = vector if divisor is None else prims.mul(divisor, vector)
     return prims.div(total, prims.broadcast_in_dim(divisor, total.shape, tuple(range(lead, total.ndim))))
+
+
+def _same_counts(count, windows) -> list:
+    """`windows` equal counts: one stands for them all when their number is symbolic
+    (it broadcasts along the dimension)."""
+    return [count] * windows if isinstance(windows, int) else [count]
+
+
+def _window_counts(size, k: int, s: int, p: int, o, include_pad: bool, ceil_mode: bool, device: str, dtype):
+    """How many elements each of the `o` windows along a dimension of a symbolic size
+    counts: k for all of them when no window can be clipped, else a 1-D tensor computed
+    from the window positions (the number of windows is itself a size expression)."""
+    if not ceil_mode and (include_pad or p == 0):
+        return _same_counts(k, o)
+    start = prims.sub(prims.mul(prims.iota(o, 0, 1, device=device, dtype=dtypes.int64), s), p)
+    end = prims.minimum(prims.add(start, k), size + p)
+    if include_pad:
+        count = prims.sub(end, start)
+    else:
+        count = prims.sub(prims.minimum(end, size), prims.maximum(start, 0))
+    return convert(count, dtype)
 
 
 def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -170,6 +211,9 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
     # itself unless padding counts.
     counts = []
     for size, k, s, p, o in zip(pool.sizes, pool.kernel, pool.stride, pool.padding, pool.out, strict=True):
+        if isinstance(size, Dim):
+            counts.append(_window_counts(size, k, s, p, o, count_include_pad, ceil_mode, input.device, wide))
+            continue
         dim_counts = []
         for i in range(o):
             start = i * s - p
@@ -202,12 +246,14 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _window_sums(x, dim: int, out: int):
     """Sums over torch's adaptive windows along `dim`: [floor(i*L/out), ceil((i+1)*L/out))."""
     size = x.shape[dim]
-    if size == out:
-        return x, [1] * out
-    if size % out == 0:
+    if statically_equal(size, out):
+        return x, _same_counts(1, out)
+    # A symbolic size takes the general windows below, which hold for every size: this
+    # shortcut would guard on its remainder.
+    if not isinstance(size, Dim) and size % out == 0:
         k = size // out
         split = prims.reshape(x, x.shape[:dim] + (out, k) + x.shape[dim + 1 :])
-        return prims.sum(split, (dim + 1,)), [k] * out
+        return prims.sum(split, (dim + 1,)), _same_counts(k, out)
     sums, counts = [], []
     for i in range(out):
         start, end = (i * size) // out, -((-(i + 1) * size) // out)
@@ -233,8 +279,9 @@ def _adaptive_avg_pool(n: int, input, output_size):
     if len(output_size) != n:
         raise ShapeError(f"{op}: output_size must have {n} entries, got {list(output_size)}")
     # None keeps the input's size in that dimension.
-    out = tuple(size if o is None else int(o) for o, size in zip(output_size, sizes, strict=True))
-    if min(sizes) < 1 or min(out) < 1:
+    out = tuple(size if o is None else o if isinstance(o, Dim) else int(o)
+                for o, size in zip(output_size, sizes, strict=True))
+    if any(s < 1 for s in sizes) or any(o < 1 for o in out):
         raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
     wide = compute_dtype(input.dtype)
     x = convert(input, wide)

@@ -45,7 +45,7 @@ def _convolution_meta(x, weight, bias, stride, padding, dilation, groups) -> Ten
         conv_output_size(size, k, s, p, d)
         for size, k, s, p, d in zip(x.shape[2:], weight.shape[2:], stride, padding, dilation, strict=True)
     )
-    if min(spatial) < 1:
+    if any(size < 1 for size in spatial):  # each on its own: min() would compare them
         raise ShapeError(
             f"convolution: the kernel {list(weight.shape[2:])} (dilation {list(dilation)}) is larger than "
             f"the padded input {[s + 2 * p for s, p in zip(x.shape[2:], padding, strict=True)]}"

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from tracecli.core.dims import Dim
+from tracecli.core.dims import Dim, statically_equal
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
 from tracecli.ops.promotion import ShapeError
@@ -18,7 +18,8 @@ def _broadcast_in_dim_meta(x: TensorValue, shape, broadcast_dims) -> TensorType:
     if len(broadcast_dims) != x.ndim:
         raise ShapeError("prims.broadcast_in_dim needs one target dimension per input dimension")
     for d, target in zip(x.shape, broadcast_dims, strict=True):
-        if d != 1 and d != shape[target]:
+        # The same size first: `d != 1` of a symbolic size would be a guard it needs not.
+        if not statically_equal(d, shape[target]) and d != 1 and d != shape[target]:
             raise ShapeError(f"cannot broadcast {list(x.shape)} to {list(shape)}")
     return TensorType(shape, x.dtype, x.device)
 

@@ -1,0 +1,62 @@
+"""The op matrix under symbolic shapes: every case traced with each input dim a symbol
+(tests/ops/harness.py, `symbolic_result`) must never give a trace that its guards
+accept and that disagrees with eager, and each family keeps at least as many cases
+fully symbolic (served at two larger sizes by the one trace) as it reaches today.
+
+`make test` checks the sample that `check_case` runs (about one case in five);
+`make symbolic-matrix` (TRACECLI_SYMBOLIC_MATRIX=1) checks every case and prints the
+count of each class per family.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.ops.harness import symbolic_result, symbolic_sampled
+from tests.ops.symbolic_matrix import FAMILIES, details, family_cases, table
+
+FULL = os.environ.get("TRACECLI_SYMBOLIC_MATRIX") == "1"
+
+# The fewest "symbolic" cases per family: over the whole matrix, and over the sample.
+# Raise them when an op rule gets more symbolic; never lower them to make a test pass.
+MIN_SYMBOLIC = {
+    "activations": 57, "attention": 39, "checks": 1, "conv": 19, "conversions": 51, "elementwise": 1003,
+    "factories": 70, "indexing": 88, "inplace": 41, "library": 6, "linalg": 93, "logical": 34, "losses": 60,
+    "movement": 48, "nn": 45, "pooling": 49, "reductions": 152, "selection": 68, "shapes": 61,
+}
+MIN_SYMBOLIC_SAMPLED = {
+    "activations": 8, "attention": 6, "checks": 0, "conv": 5, "conversions": 12, "elementwise": 198,
+    "factories": 16, "indexing": 16, "inplace": 10, "library": 3, "linalg": 16, "logical": 7, "losses": 7,
+    "movement": 6, "nn": 12, "pooling": 13, "reductions": 21, "selection": 12, "shapes": 8,
+}
+
+
+def _cases(family: str) -> list:
+    cases = family_cases(family)
+    return cases if FULL else [case for case in cases if symbolic_sampled(case)]
+
+
+def test_every_family_is_listed():
+    assert sorted(MIN_SYMBOLIC) == FAMILIES
+    assert sorted(MIN_SYMBOLIC_SAMPLED) == FAMILIES
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_under_symbolic_shapes(family):
+    results = [(case, symbolic_result(case)) for case in _cases(family)]
+    wrong = [f"{case.id}: {result.detail}" for case, result in results if result.kind == "mismatch"]
+    assert not wrong, "symbolic traces that their guards accept and that disagree with eager:\n" + "\n".join(wrong)
+    symbolic = sum(result.kind == "symbolic" for _, result in results)
+    least = (MIN_SYMBOLIC if FULL else MIN_SYMBOLIC_SAMPLED)[family]
+    assert symbolic >= least, (
+        f"{family}: {symbolic} cases symbolic, down from {least}; the others:\n"
+        + details({family: [(c, r) for c, r in results if r.kind != "symbolic"]})
+    )
+
+
+@pytest.mark.skipif(not FULL, reason="the whole matrix: make symbolic-matrix")
+def test_print_the_matrix():
+    print("\n" + table({family: [(case, symbolic_result(case)) for case in family_cases(family)]
+                        for family in FAMILIES}))
