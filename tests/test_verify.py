@@ -9,6 +9,7 @@ from tracecli.core.symbol import BoundSymbol, Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.core.verify import VerificationError, verify
+from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
 from tracecli.ops import ltorch, prims
 from tracecli.passes.lower import lower
@@ -239,3 +240,15 @@ def test_verify_leaves_the_handler_stack_as_it_found_it():
         assert calls == [prims.neg]
     finally:
         pop_handler()
+
+
+def test_a_rule_that_decides_on_example_sizes_is_checked_per_example():
+    # torch.split(x, 2) makes as many pieces as the example length needs, under the same
+    # symbol name s0 in both traces: the second must not be judged by the first's outcome.
+    split = lambda x: torch.split(x, 2)  # noqa: E731
+    policy = DimPolicy(dynamic=True)
+    six = trace_callable(split, (torch.randn(6),), name="f", dims=policy).trace
+    eight = trace_callable(split, (torch.randn(8),), name="f", dims=policy).trace
+    assert len(six.output) == 3 and len(eight.output) == 4
+    verify(six)
+    verify(eight)

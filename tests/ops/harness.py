@@ -24,7 +24,6 @@ from tracecli.core.dtypes import DType
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk
-from tracecli.core.typecheck import clear_cache
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
@@ -308,11 +307,6 @@ def symbolic_result(case: Case) -> SymbolicResult:
 
 def _symbolic_check(case: Case) -> SymbolicResult:
     args = case.make_args()
-    # core.typecheck memoises a rule's outcome by the symbol and its arguments' types, not
-    # by the example sizes: a rule that decides on sizes (how many pieces a split makes)
-    # gives other types at another example under the same symbol names, and the memo
-    # would hand one case's outcome to the next (a gap of core, worked around here).
-    clear_cache()
     try:
         program = trace_callable(case.fn, args, name="fn", dims=DimPolicy(dynamic=True))
         trace = program.trace

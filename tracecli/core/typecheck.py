@@ -5,8 +5,9 @@ rule. A prim's (or opaque symbol's) rule is its `meta`; an ltorch symbol's rule 
 decomposition, run under a handler that answers the symbols it calls as the recorder
 does (a decomposition runs, a meta rule's types become fresh values) but keeps nothing.
 
-A rule's outcome depends only on the symbol, the types of its arguments and its
-constants, so outcomes are memoised under that key: verifying after every pass re-runs
+A rule's outcome depends only on the symbol, the types of its arguments, its constants
+and, for a symbolic trace, the example sizes of its symbols (a rule may decide on them:
+how many pieces a split makes), so outcomes are memoised under that key: verifying after every pass re-runs
 each distinct call once per process, not once per bound symbol per pass.
 """
 
@@ -51,10 +52,11 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-def type_problem(bsym: BoundSymbol) -> str | None:
-    """Why `bsym`'s recorded outputs are not what its rule gives, or None if they are."""
+def type_problem(bsym: BoundSymbol, examples: tuple = ()) -> str | None:
+    """Why `bsym`'s recorded outputs are not what its rule gives, or None if they are.
+    `examples` names the example size of each size symbol the types may use."""
     sym = bsym.symbol
-    outcome = _outcome(sym, bsym)
+    outcome = _outcome(sym, bsym, examples)
     if outcome is _UNKNOWN:
         return None
     if type(outcome) is _Refusal:
@@ -73,11 +75,11 @@ def type_problem(bsym: BoundSymbol) -> str | None:
             f"for its arguments")
 
 
-def _outcome(sym: Symbol, bsym: BoundSymbol) -> object:
+def _outcome(sym: Symbol, bsym: BoundSymbol, examples: tuple) -> object:
     if sym.decomposition is None and sym.meta is None:
         return _UNKNOWN
     kwargs = bsym.kwargs
-    key = (sym, _args_key(bsym.args), tuple([(k, _key(v)) for k, v in kwargs]) if kwargs else ())
+    key = (sym, _args_key(bsym.args), tuple([(k, _key(v)) for k, v in kwargs]) if kwargs else (), examples)
     try:
         outcome = _cache.get(key, _MISS)
     except TypeError:  # an unhashable constant: run the rule, keep nothing

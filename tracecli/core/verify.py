@@ -92,12 +92,15 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                 scope.add(out.name)
             if types:
                 with sizes:
-                    problem = type_problem(bsym)
+                    problem = type_problem(bsym, examples)
                 if problem is not None:
                     fail(problem, bsym)
 
     # Rules re-run on symbolic sizes decide what shapes leave open from the traced example.
     sizes = _example_env(trace) if dim_names else contextlib.nullcontext()
+    # A rule may decide on the example sizes (how many pieces a split makes): its outcome
+    # is remembered per example, not per symbol name alone.
+    examples = tuple((d.name, d.example) for d in trace.dims)
     top_level: set[str] = set()
     for value in trace.inputs:
         if value.name in top_level:
