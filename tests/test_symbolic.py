@@ -152,3 +152,35 @@ def test_a_main_block_calls_many_sizes_through_one_trace(cli, tmp_path):
     assert "1 trace for 3 calls; every call matches eager" in result.stdout
     static = cli("run", f"{script}:Net", "--no-timing")
     assert "2 distinct traces" in static.stdout
+
+
+UNPACKED = """
+    import torch
+
+
+    def f(x):
+        rows, cols = x.shape
+        if rows > 4:
+            return x.mean(0)
+        return x.reshape(rows, cols // 2, 2).sum(-1) / rows
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, 6, device=device),)
+"""
+
+
+def test_rename_names_sizes_after_the_variables_and_sizes_may_use_those_names(cli, tmp_path):
+    script = write(tmp_path, "unpacked.py", UNPACKED)
+    result = cli("run", script, "--dynamic", "--passes", "dce,cse,rename", "--sizes", "rows=5,cols=6",
+                 "--sizes", "s0=2,s1=10", "--no-timing")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert '# x: "cpu f32[rows, cols]"' in out
+    assert "(rows, cols) = prims.shape(x)" in out
+    assert "s0" not in out.split("call ")[0], out  # the traces print the variables' names
+    assert "traced again: rows <= 4 failed" in out
+    assert "rows=2, cols=10" in out
+    assert "2 traces for 3 calls; every call matches eager" in out
+    bad = cli("run", script, "--dynamic", "--sizes", "row=5")
+    assert_user_error(bad, "--sizes names row, not a dim of the trace (its dims: s0 (rows), s1 (cols))")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from tracecli.core.dims import DimInfo, Guard
-from tracecli.core.pytree import values_in
+from tracecli.core.dims import Dim, DimInfo, Guard, substitute, symbols_in
+from tracecli.core.pytree import map_values, values_in
 from tracecli.core.symbol import BoundSymbol, Tag
-from tracecli.core.values import TensorValue, Value
+from tracecli.core.values import NumberValue, TensorValue, Value
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,65 @@ def collect_names(inputs, bsyms) -> set[str]:
         if bsym.subsymbols:
             stack.extend(bsym.subsymbols)
     return names
+
+
+def sizes_read(bsym: BoundSymbol) -> set[str]:
+    """The size symbols a bound symbol's arguments use, at every level of it. Sizes are
+    bound once, at the top level: a subsymbol may read one its parent's arguments don't."""
+    names = symbols_in(bsym.args) | symbols_in(tuple(v for _, v in bsym.kwargs))
+    for sub in bsym.subsymbols:
+        names |= sizes_read(sub)
+    return names
+
+
+def substitute_sizes(trace: Trace, mapping: dict[str, int | Dim]) -> Trace:
+    """`trace` with size symbols replaced everywhere they appear: tensor types, size
+    arguments, the values `prims.shape` binds, dims and guards. A symbol mapped to a
+    bare symbol is renamed (`s0` -> `rows`); mapped to anything else, it is replaced by
+    that and its entry in `dims` says what it equals."""
+    if not mapping:
+        return trace
+    memo: dict[str, tuple[object, object]] = {}
+
+    def fix(value):
+        found = memo.get(value.name)
+        if found is not None and found[0] is value:
+            return found[1]
+        new = value
+        if type(value) is TensorValue:
+            if any(type(d) is Dim and not d.symbols().isdisjoint(mapping) for d in value.shape):
+                new = replace(value, shape=tuple([substitute(d, mapping) for d in value.shape]))
+        elif type(value) is NumberValue and value.is_size and value.name in mapping:
+            target = mapping[value.name]
+            renamed = target.as_symbol() if isinstance(target, Dim) else None
+            new = NumberValue(renamed or value.name, target)
+        memo[value.name] = (value, new)
+        return new
+
+    def fix_bsym(bsym: BoundSymbol) -> BoundSymbol:
+        return bsym.replace(
+            args=map_values(fix, bsym.args),
+            kwargs=tuple([(k, map_values(fix, v)) for k, v in bsym.kwargs]),
+            output=map_values(fix, bsym.output),
+            subsymbols=tuple([fix_bsym(s) for s in bsym.subsymbols]),
+        )
+
+    def fix_dim(info: DimInfo) -> DimInfo:
+        target = mapping.get(info.name)
+        renamed = target.as_symbol() if isinstance(target, Dim) else None
+        if renamed:
+            return replace(info, name=renamed, same_as=substitute(info.same_as, mapping))
+        if target is not None:
+            return replace(info, same_as=target)
+        return replace(info, same_as=substitute(info.same_as, mapping))
+
+    return trace.replace(
+        inputs=tuple([fix(v) for v in trace.inputs]),
+        bsyms=tuple([fix_bsym(b) for b in trace.bsyms]),
+        output=map_values(fix, trace.output),
+        dims=tuple([fix_dim(d) for d in trace.dims]),
+        guards=tuple([g.renamed(mapping) for g in trace.guards]),
+    )
 
 
 def walk(bsyms) -> Iterator[tuple[int, BoundSymbol]]:

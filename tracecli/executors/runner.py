@@ -277,7 +277,7 @@ def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPol
     """One call per size: the example's (sample_inputs, or the first --sizes with named
     dims), then each --sizes. A call runs the newest trace whose size check passes, or is
     traced again; every call is compared with eager."""
-    named = any(names for names in policy.named)
+    named = policy.has_named
     given = list(size_calls) if named else [{}, *size_calls]
     example_args, example_kwargs = _entry_inputs(script, input_specs, device, seed, given[0])
     cache: list[tuple[SizeCheck, Callable, TracedCall, int]] = []
@@ -303,12 +303,13 @@ def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPol
             compiled = compile_for(call.final, executor)
             result.calls.append(call)
             found = (compiled, call, len(result.calls))
-            cache.append((size_check(program.trace), *found))
+            # The check of the trace that runs, spelled as it prints (after rename: `rows`).
+            cache.append((size_check(call.final), *found))
             first = first or program.trace
         compiled, call, index = found
         call.served.append(number)
         reused = call.served[0] != number  # this trace served an earlier call
-        row = SizedCall(_sizes_of(call.program.trace, sizes, args, kwargs, call.program), index, reused,
+        row = SizedCall(_sizes_of(call.final, sizes, args, kwargs, call.program), index, reused,
                         retraced=None if reused else failed)
         if execute:
             row.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, timing,

@@ -19,12 +19,16 @@ def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
     """Every size symbol of `trace` at a call: as given, else as what tracing found it
     equal to, else as the first given symbol that had its size in the example (a mask's
     batch follows the ids' batch: inputs stay alike), else as in the example. Unknown
-    names are bad usage."""
+    names are bad usage. A symbol may be given by the variable that held it (`rows` for
+    `s0` after `rows, cols = x.shape`): the name `rename` prints."""
     known = [d.name for d in trace.dims]
+    by_variable = {d.hint: d.name for d in trace.dims if d.hint and d.hint not in known}
+    given = {by_variable.get(name, name): size for name, size in given.items()}
     unknown = sorted(set(given) - set(known))
     if unknown:
+        spelled = [f"{d.name} ({d.hint})" if d.hint in by_variable else d.name for d in trace.dims]
         raise UserError(f"--sizes names {', '.join(unknown)}, not a dim of the trace "
-                        f"(its dims: {', '.join(known) or 'none'})")
+                        f"(its dims: {', '.join(spelled) or 'none'})")
     sizes: dict[str, int] = {}
     for info in trace.dims:  # in order: a symbol is only ever made equal to older ones
         if info.name in given:

@@ -15,11 +15,11 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 
-from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo, substitute, symbols_in
+from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo
 from tracecli.core.names import NameRegistry
-from tracecli.core.pytree import map_values, values_in
+from tracecli.core.pytree import values_in
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, sizes_read, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import prims
@@ -36,8 +36,13 @@ class DimPolicy:
     named: tuple[tuple[str | None, ...] | None, ...] = ()
 
     @property
+    def has_named(self) -> bool:
+        """Whether the user named any dim (then the calls' sizes are theirs to give)."""
+        return any(names and any(names) for names in self.named)
+
+    @property
     def symbolic(self) -> bool:
-        return self.dynamic or any(names and any(names) for names in self.named)
+        return self.dynamic or self.has_named
 
 
 def symbolic_inputs(policy: DimPolicy, env: DimEnv, registry: NameRegistry, values: list) -> list:
@@ -175,52 +180,12 @@ def finish(trace: Trace, env: DimEnv, registry: NameRegistry, hints: dict[str, s
     """The trace with the symbols the tracing found equal made one, each symbol the body
     reads bound by a `prims.shape` of the input it comes from, and the dims and guards."""
     if env.replacements:
-        trace = _substituted(trace, env.replacements)
+        trace = substitute_sizes(trace, env.replacements)
     bsyms = _bound(trace, env)
     hints = hints or {}
     dims = tuple(replace(info, same_as=env.replacements.get(info.name), hint=hints.get(info.name))
                  for info in env.dims.values())
     return trace.replace(bsyms=bsyms, dims=dims, guards=tuple(env.guards))
-
-
-def _substituted(trace: Trace, mapping: dict) -> Trace:
-    def fix(value):
-        if isinstance(value, TensorValue):
-            shape = tuple(substitute(d, mapping) for d in value.shape)
-            return value if shape == value.shape else replace(value, shape=shape)
-        if isinstance(value, NumberValue) and value.is_size and value.name in mapping:
-            return NumberValue(value.name, mapping[value.name])
-        return value
-
-    memo: dict[str, object] = {}
-
-    def fix_memo(value):
-        found = memo.get(value.name)
-        if found is None or found[0] is not value:
-            found = memo[value.name] = (value, fix(value))
-        return found[1]
-
-    def fix_bsym(bsym: BoundSymbol) -> BoundSymbol:
-        return bsym.replace(
-            args=map_values(fix_memo, bsym.args),
-            kwargs=tuple((k, map_values(fix_memo, v)) for k, v in bsym.kwargs),
-            output=map_values(fix_memo, bsym.output),
-            subsymbols=tuple(fix_bsym(s) for s in bsym.subsymbols),
-        )
-
-    return trace.replace(
-        inputs=tuple(fix_memo(v) for v in trace.inputs),
-        bsyms=tuple(fix_bsym(b) for b in trace.bsyms),
-        output=map_values(fix_memo, trace.output),
-    )
-
-
-def dims_read(bsym: BoundSymbol) -> set[str]:
-    """The size symbols a bound symbol's arguments use, at every level of it."""
-    names = symbols_in(bsym.args) | symbols_in(tuple(v for _, v in bsym.kwargs))
-    for sub in bsym.subsymbols:
-        names |= dims_read(sub)
-    return names
 
 
 def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
@@ -247,7 +212,7 @@ def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
             out.append(BoundSymbol(prims.shape, (x,), (), tuple(targets), (), source))
 
     for bsym in trace.bsyms:
-        needed = dims_read(bsym)
+        needed = sizes_read(bsym)
         if needed - bound:
             bind(needed, bsym)
         out.append(bsym)

@@ -23,7 +23,7 @@ INPLACE, or holding such a subsymbol, are never dropped.
 from __future__ import annotations
 
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, sizes_read
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.effects import has_effect, mergeable, overwritten
 from tracecli.passes.keys import call_key
@@ -84,8 +84,9 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     return out
 
 
-def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool) -> list[BoundSymbol]:
-    """One backward walk: keep what is live or pinned, recurse into what is kept."""
+def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bool = False) -> list[BoundSymbol]:
+    """One backward walk: keep what is live or pinned, recurse into what is kept. In a
+    symbolic trace a kept call's size reads, at any depth, keep their `prims.shape`."""
     kept: list[BoundSymbol] = []
     for bsym in reversed(bsyms):
         outputs = [o.name for o in bsym.iter_outputs()]
@@ -101,6 +102,8 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool) -> list[Boun
             if len(subs) != len(bsym.subsymbols) or any(a is not b for a, b in zip(subs, bsym.subsymbols, strict=False)):
                 bsym = bsym.with_subsymbols(tuple(subs))
         live.update(v.name for v in bsym.iter_args())
+        if symbolic:
+            live.update(sizes_read(bsym))
         kept.append(bsym)
     kept.reverse()
     return kept
@@ -110,7 +113,7 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool) -> list[Boun
 def dce(trace: Trace) -> PassResult:
     counts = _Counts()
     live = {v.name for v in trace.iter_outputs()}
-    bsyms = _sweep(trace.bsyms, live, counts, top_level=True)
+    bsyms = _sweep(trace.bsyms, live, counts, top_level=True, symbolic=bool(trace.dims))
     stats = {"removed": counts.removed, "subsymbols_removed": counts.subsymbols_removed, "collapsed": counts.collapsed}
     if not any(stats.values()):
         return PassResult(trace, False, stats)

@@ -11,6 +11,9 @@ Before:                               After:
   reassigns an input (`x = x + 1`) is versioned: `x_1`.
 - A variable that would shadow a name the generated code needs (`torch`, `inf`) is
   spelled as the name registry spells it: `torch_`.
+- In a symbolic trace, a size symbol takes the name of the variable that held it
+  (`b, t = x.shape`: `s0` -> `b` in every type, size argument, dim and guard), before
+  any value does.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from tracecli.passes.rewrite import map_trace, renamer
 def _plan(trace: Trace) -> dict[str, str]:
     """old name -> new name for every value whose name changes."""
     fixed = {v.name for v in trace.inputs}
-    hinted: list[tuple[str, str]] = []  # (value name, variable), in definition order
+    # (value name, variable), sizes first (bound before anything reads them), then values
+    # in definition order.
+    hinted = [(info.name, sanitize(info.hint)) for info in trace.dims if info.hint]
     for bsym in trace.bsyms:
         outputs = {o.name for o in bsym.iter_outputs()}
         # A variable may be named like something the generated code needs (`torch`,
@@ -63,7 +68,7 @@ def _plan(trace: Trace) -> dict[str, str]:
         for _, bsym in walk(trace.bsyms):  # in definition order, so the fresh names are deterministic
             for out in bsym.iter_outputs():
                 if out.name in in_the_way and out.name not in final:
-                    final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifb" else "t")
+                    final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifbs" else "t")
     return {old: new for old, new in final.items() if old != new}
 
 

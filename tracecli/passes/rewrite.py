@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tracecli.core.dims import Dim
 from tracecli.core.pytree import map_values, values_in
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
 
 ValueMap = Callable[[TensorValue | NumberValue], TensorValue | NumberValue]
@@ -81,6 +82,15 @@ def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -
 def map_trace(trace: Trace, fn: ValueMap, names: dict | set | None = None) -> Trace:
     """`trace` with every value in its bound symbols (at every level) and its output
     passed through `fn`. Inputs are left as they are: they are the entry's parameters.
-    With `names`, as `map_bsym`: bound symbols that mention none of them are kept."""
+    With `names`, as `map_bsym`: bound symbols that mention none of them are kept.
+    A size symbol the map renames or replaces changes everywhere it appears (types,
+    dims, guards), inputs' types included."""
+    sizes = {}
+    for info in trace.dims:
+        symbol = Dim.symbol(info.name)
+        new = map_values(fn, symbol)
+        if not (isinstance(new, Dim) and new.same(symbol)):
+            sizes[info.name] = new
+    trace = substitute_sizes(trace, sizes)
     bsyms = tuple([map_bsym(b, fn, names) for b in trace.bsyms])
     return trace.replace(bsyms=bsyms, output=map_values(fn, trace.output))

@@ -56,7 +56,7 @@ def print_sized(console: Console, job: JobResult, depth: float) -> None:
     for column in ("call", "sizes", "trace", "how", *(("match",) if executed else ())):
         table.add_column(column)
     # A symbol found equal to another shows in no type: its size is the other's.
-    hidden = {d.name for traced in job.calls for d in traced.program.trace.dims if isinstance(d.same_as, Dim)}
+    hidden = {d.name for traced in job.calls for d in traced.final.dims if isinstance(d.same_as, Dim)}
     for number, call in enumerate(job.sized, 1):
         shown = {name: size for name, size in call.sizes.items() if name not in hidden}
         row = [str(number), sizes_text(shown), str(call.trace_index), how(call)]
