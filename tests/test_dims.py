@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracecli.core.dims import Dim, DimEnv, DimError, evaluate, floordiv, substitute
+from tracecli.core.dims import Dim, DimEnv, DimError, _bounds, evaluate, floordiv, substitute
 
 NAMES = ("n", "m", "k")
 
@@ -121,3 +121,27 @@ def test_named_dims_are_strict():
         with pytest.raises(DimError, match="m and n were declared symbolic"):
             _ = n == m
         assert n < 5  # an inequality is a guard, not a pin
+
+
+@settings(max_examples=500, deadline=None)
+@given(expressions(), values)
+def test_bounds_hold_every_value_the_symbols_can_take(expr_fn, v):
+    # What decides comparisons without a guard must be sound: every symbol is >= 2.
+    expr, fn = expr_fn
+    if not isinstance(expr, Dim):
+        return
+    lo, hi = _bounds(expr, lambda name: (2, float("inf")))
+    assert lo <= fn(v) <= hi, (expr.text(), lo, hi, v)
+
+
+def test_floor_divisions_of_one_size_are_compared_without_guards():
+    env = DimEnv()
+    n = env.new_symbol("n", 32, "x.shape[2]", named=False)
+    with env:
+        assert (n + 1) // 2 >= 2 * ((n + 1) // 4)  # a >= 2*(a//2): always
+        assert (n + 1) // 2 + 1 >= 2 * ((n + 1) // 4)
+        assert not env.guards
+        assert (n + 1) // 4 >= 1  # open: a guard, which narrows n to n >= 3
+        assert 2 * ((n + 1) // 4) >= 1  # follows from it
+    assert [g.text() for g in env.guards] == ["(n + 1)//4 >= 1"]
+    assert env.ranges["n"] == (3, float("inf"))

@@ -749,9 +749,49 @@ def _sides(d: Dim) -> tuple[int | Dim, int | Dim]:
     return lhs, rhs
 
 
+def _relaxed(d: int | Dim, lower: bool) -> int | Dim | None:
+    """`d` with each floor division `n//k` standing alone in a term (k a positive number)
+    replaced by the linear bound on the side that makes `d` smaller (`lower`) or larger:
+    n//k lies in [(n - k + 1)/k, n/k]. None when `d` has no such term. Intervals alone
+    lose the tie between `n//2` and `2*(n//4)`; this keeps it (`n//2 - 2*(n//4)` >= -1/2)."""
+    if not isinstance(d, Dim):
+        return None
+    terms: dict = {}
+    changed = False
+    for mono, coeff in d.terms:
+        atom = mono[0][0] if len(mono) == 1 and mono[0][1] == 1 else None
+        if isinstance(atom, FloorDiv) and isinstance(atom.den, int) and atom.den > 0:
+            k = atom.den
+            bound = _add_terms(_terms(atom.num), {(): k - 1}, -1) if (coeff > 0) == lower else _terms(atom.num)
+            for m, c in bound.items():
+                terms[m] = terms.get(m, 0) + Fraction(c) * coeff / k
+            changed = True
+        else:
+            terms[mono] = terms.get(mono, 0) + coeff
+    return _make(terms) if changed else None
+
+
+def _bounds(d: Dim, ranges) -> Interval:
+    """Bounds on `d`: its interval, tightened by relaxing its floor divisions (nested
+    ones a round at a time) and, as `d` takes integer values, rounded inwards."""
+    lo, hi = interval(d, ranges)
+    for lower in (True, False):
+        x: int | Dim | None = d
+        for _ in range(3):
+            x = _relaxed(x, lower)
+            if x is None:
+                break
+            x_lo, x_hi = interval(x, ranges) if isinstance(x, Dim) else (x, x)
+            lo, hi = (max(lo, x_lo), hi) if lower else (lo, min(hi, x_hi))
+    if all(_integral(coeff) for _, coeff in d.terms):
+        lo = math.ceil(lo) if lo != -math.inf else lo
+        hi = math.floor(hi) if hi != math.inf else hi
+    return lo, hi
+
+
 def _decide_by_range(op: str, d: Dim, ranges) -> bool | None:
     """`d OP 0` when the bounds settle it, else None."""
-    lo, hi = interval(d, ranges)
+    lo, hi = _bounds(d, ranges)
     if op == "==":
         return False if (lo > 0 or hi < 0) else (True if lo == hi == 0 else None)
     if op == "!=":
@@ -941,7 +981,8 @@ class DimEnv:
         self._narrow(op, lhs - rhs)
 
     def _narrow(self, op: str, d) -> None:
-        """Tighten a symbol's range from a guard `k*s + c OP 0` on one symbol."""
+        """Tighten a symbol's range from a guard `k*s + c OP 0` on one symbol, or on a
+        floor division of it (`(s + 1)//4 >= 1` is `s + 1 >= 4`: s >= 3)."""
         if not isinstance(d, Dim) or op in ("==", "!="):
             return
         terms = dict(d.terms)
@@ -949,23 +990,26 @@ class DimEnv:
         if len(terms) != 1:
             return
         ((mono, k),) = terms.items()
-        if len(mono) != 1 or mono[0][1] != 1 or not isinstance(mono[0][0], Sym):
+        if len(mono) != 1 or mono[0][1] != 1:
             return
-        name = mono[0][0].name
-        lo, hi = self._range(name)
-        # k*s + c OP 0  ->  s OP' -c/k (flipped when k < 0), on integers.
+        atom = mono[0][0]
+        # k*a + c OP 0  ->  a OP' -c/k (flipped when k < 0), on integers.
         if k < 0:
             k, constant, op = -k, -constant, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
         bound = -constant / k
-        if op == "<":
-            hi = min(hi, math.ceil(bound) - 1)
-        elif op == "<=":
-            hi = min(hi, math.floor(bound))
-        elif op == ">":
-            lo = max(lo, math.floor(bound) + 1)
-        else:
-            lo = max(lo, math.ceil(bound))
-        self.ranges[name] = (lo, hi)
+        at_least = math.floor(bound) + 1 if op == ">" else math.ceil(bound) if op == ">=" else None
+        at_most = math.ceil(bound) - 1 if op == "<" else math.floor(bound) if op == "<=" else None
+        if isinstance(atom, Sym):
+            lo, hi = self._range(atom.name)
+            lo = lo if at_least is None else max(lo, at_least)
+            hi = hi if at_most is None else min(hi, at_most)
+            self.ranges[atom.name] = (lo, hi)
+        elif isinstance(atom, FloorDiv) and isinstance(atom.den, int) and atom.den > 0:
+            m = atom.den  # n//m >= b  is  n >= m*b;  n//m <= b  is  n <= m*b + m - 1
+            if at_least is not None:
+                self._narrow(">=", atom.num - m * at_least)
+            else:
+                self._narrow("<=", atom.num - (m * at_most + m - 1))
 
     # -- activation --------------------------------------------------------------------
 
