@@ -39,39 +39,35 @@ class Sym:
 # Atoms holding expressions compare structurally: a dataclass's `==` would compare the
 # expressions with Dim's `==`, which while tracing decides (and guards) sizes.
 @dataclass(frozen=True, slots=True, eq=False)
-class FloorDiv:
+class _Division:
+    """`num OP den` for an integer division operator: FloorDiv (`//`) or Mod (`%`)."""
+
     num: Dim
     den: int | Dim
+    OP = ""
+    RANK = 0  # where its terms sort, after plain symbols
 
     def text(self) -> str:
-        return f"{_operand(self.num, True)}//{_operand(self.den, False)}"
+        return f"{_operand(self.num, True)}{self.OP}{_operand(self.den, False)}"
 
     def sort_key(self) -> tuple:
-        return (1, self.text())
+        return (self.RANK, self.text())
 
     def __eq__(self, other) -> bool:
-        return type(other) is FloorDiv and _same(self.num, other.num) and _same(self.den, other.den)
+        return type(other) is type(self) and _same(self.num, other.num) and _same(self.den, other.den)
 
     def __hash__(self) -> int:
-        return hash((1, self.num, self.den))
+        return hash((self.RANK, self.num, self.den))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Mod:
-    num: Dim
-    den: int | Dim
+class FloorDiv(_Division):
+    __slots__ = ()
+    OP, RANK = "//", 1
 
-    def text(self) -> str:
-        return f"{_operand(self.num, True)}%{_operand(self.den, False)}"
 
-    def sort_key(self) -> tuple:
-        return (2, self.text())
-
-    def __eq__(self, other) -> bool:
-        return type(other) is Mod and _same(self.num, other.num) and _same(self.den, other.den)
-
-    def __hash__(self) -> int:
-        return hash((2, self.num, self.den))
+class Mod(_Division):
+    __slots__ = ()
+    OP, RANK = "%", 2
 
 
 def _same(a: int | Dim, b: int | Dim) -> bool:
