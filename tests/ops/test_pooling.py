@@ -64,6 +64,8 @@ case("adaptive_avg_pool2d", "unbatched", lambda x: F.adaptive_avg_pool2d(x, 3), 
 case("adaptive_avg_pool2d", "module", module(lambda: nn.AdaptiveAvgPool2d((1, 1))), T("f32", (2, 4, 3, 3)))
 case("adaptive_avg_pool1d", "F", lambda x: F.adaptive_avg_pool1d(x, 3), T("f32", (2, 3, 7)))
 case("adaptive_avg_pool1d", "module", module(lambda: nn.AdaptiveAvgPool1d(4)), T("f64", (2, 8)))
+case("adaptive_avg_pool3d", "F", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 1)), T("f32", (2, 3, 4, 5, 6)))
+case("adaptive_avg_pool3d", "module", module(lambda: nn.AdaptiveAvgPool3d(2)), T("f64", (2, 3, 5, 4)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

@@ -302,3 +302,9 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_avg_pool2d(input, output_size):
     """mean over output_size windows covering the last two dimensions"""
     return _adaptive_avg_pool(2, input, output_size)
+
+
+@symbol(F.adaptive_avg_pool3d)
+def adaptive_avg_pool3d(input, output_size):
+    """mean over output_size windows covering the last three dimensions"""
+    return _adaptive_avg_pool(3, input, output_size)
