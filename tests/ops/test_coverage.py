@@ -70,7 +70,7 @@ EXPECTED_FAMILIES = _by_name({
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
-    "conv": "conv1d conv2d conv3d",
+    "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d",
     "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d",
     "sampling": "interpolate pixel_shuffle pixel_unshuffle",
     "losses": "nll_loss cross_entropy mse_loss",
@@ -89,7 +89,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",
     "conversions": "convert_element_type device_put clone copy_to",
-    "conv": "convolution",
+    "conv": "convolution convolution_transpose",
     "checks": "check_all",
 })
 
