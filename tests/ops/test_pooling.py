@@ -64,6 +64,15 @@ case("adaptive_avg_pool2d", "unbatched", lambda x: F.adaptive_avg_pool2d(x, 3), 
 case("adaptive_avg_pool2d", "module", module(lambda: nn.AdaptiveAvgPool2d((1, 1))), T("f32", (2, 4, 3, 3)))
 case("adaptive_avg_pool1d", "F", lambda x: F.adaptive_avg_pool1d(x, 3), T("f32", (2, 3, 7)))
 case("adaptive_avg_pool1d", "module", module(lambda: nn.AdaptiveAvgPool1d(4)), T("f64", (2, 8)))
+case("max_pool3d", "F", lambda x: F.max_pool3d(x, 2), T("f32", (2, 3, 4, 5, 6)))
+case("max_pool3d", "padding-dilation-ceil", lambda x: F.max_pool3d(x, 3, 2, 1, 2, ceil_mode=True),
+     T("f64", (1, 2, 7, 6, 8)))
+case("max_pool3d", "int64", lambda x: F.max_pool3d(x, (1, 2, 2)), T("i64", (2, 3, 4, 4)))
+case("max_pool3d", "module", module(lambda: nn.MaxPool3d(2, stride=1)), T("f32", (1, 2, 3, 3, 3)))
+case("avg_pool3d", "F", lambda x: F.avg_pool3d(x, 2), T("f32", (2, 3, 4, 5, 6)))
+case("avg_pool3d", "exclude-pad-ceil", lambda x: F.avg_pool3d(x, 3, 2, 1, True, False), T("f64", (1, 2, 5, 6, 7)))
+case("avg_pool3d", "divisor", lambda x: F.avg_pool3d(x, 2, divisor_override=5), T("f32", (1, 2, 4, 4, 4)))
+case("avg_pool3d", "module", module(lambda: nn.AvgPool3d((1, 2, 2))), T("f32", (2, 3, 4, 4)))
 case("adaptive_avg_pool3d", "F", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 1)), T("f32", (2, 3, 4, 5, 6)))
 case("adaptive_avg_pool3d", "module", module(lambda: nn.AdaptiveAvgPool3d(2)), T("f64", (2, 3, 5, 4)))
 

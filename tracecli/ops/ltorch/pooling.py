@@ -1,4 +1,4 @@
-"""Pooling: max and average pooling (1-D, 2-D) as strided slices of a padded input, one
+"""Pooling: max and average pooling (1-D, 2-D, 3-D) as strided slices of a padded input, one
 per kernel offset, combined elementwise; adaptive average pooling as window sums."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from tracecli.core import dtypes
 from tracecli.core.dims import Dim, statically_equal
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
 from tracecli.ops.opaque import opaque_symbol
@@ -93,8 +94,8 @@ class _Pool:
 def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
     op = f"max_pool{n}d"
     pool = _Pool(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
-    # torch's CPU kernels: max_pool2d also takes int64, max_pool1d floats only.
-    _check_dtype(op, input, int64_ok=n == 2)
+    # torch's CPU kernels: max_pool2d and 3d also take int64, max_pool1d floats only.
+    _check_dtype(op, input, int64_ok=n > 1)
     for p, k, d in zip(pool.padding, pool.kernel, pool.dilation, strict=True):
         if p > ((k - 1) * d + 1) // 2:
             raise ShapeError(f"{op}: padding should be at most half of the effective kernel size, got pad={p}, "
@@ -227,6 +228,12 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
 torch_form(torch.max_pool1d)(_torch_max_pool("max_pool1d"))
 torch_form(torch.max_pool2d)(_torch_max_pool("max_pool2d"))
 
+@symbol(F.max_pool3d, adapter=_max_pool_form("max_pool3d", F.max_pool3d_with_indices), autocast=Autocast(cpu=Policy.FP32))
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """maximum over sliding windows of the last three dimensions"""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
 @symbol(F.avg_pool1d)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """mean over sliding windows of the last dimension"""
@@ -238,6 +245,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """mean over sliding windows of the last two dimensions"""
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@symbol(F.avg_pool3d, autocast=Autocast(cpu=Policy.FP32))
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """mean over sliding windows of the last three dimensions"""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 # --- adaptive average pooling ---------------------------------------------------------------
@@ -304,7 +318,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool(2, input, output_size)
 
 
-@symbol(F.adaptive_avg_pool3d)
+@symbol(F.adaptive_avg_pool3d, autocast=Autocast(cpu=Policy.FP32))
 def adaptive_avg_pool3d(input, output_size):
     """mean over output_size windows covering the last three dimensions"""
     return _adaptive_avg_pool(3, input, output_size)
