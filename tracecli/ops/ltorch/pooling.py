@@ -18,7 +18,6 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
-from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
 
@@ -91,7 +90,7 @@ class _Pool:
         return self.input.shape[: self.lead] + self.out
 
 
-def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+def _checked_max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode) -> _Pool:
     op = f"max_pool{n}d"
     pool = _Pool(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
     # torch's CPU kernels: max_pool2d and 3d also take int64, max_pool1d floats only.
@@ -100,18 +99,73 @@ def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
         if p > ((k - 1) * d + 1) // 2:
             raise ShapeError(f"{op}: padding should be at most half of the effective kernel size, got pad={p}, "
                              f"kernel_size={k} and dilation={d}")
+    return pool
+
+
+def _lowest(dtype):
+    return -math.inf if dtype.is_float else -(2**63)
+
+
+def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+    pool = _checked_max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode)
     # Padding never wins a maximum; NaN propagates through prims.maximum as through the kernel.
-    windows = pool.windows(input, -math.inf if input.dtype.is_float else -(2**63))
+    windows = pool.windows(input, _lowest(input.dtype))
     out = next(windows)
     for window in windows:
         out = prims.maximum(out, window)
     return out
 
 
-def _max_pool_form(name: str, with_indices):
+def _read_positions(pool: _Pool, offset: tuple[int, ...], device: str):
+    """For one kernel offset: the flat index into the input's spatial dims each output
+    position reads, and whether that position is inside the input (not padding)."""
+    index = inside = None
+    for i, (size, s, p, d, o, k) in enumerate(zip(pool.sizes, pool.stride, pool.padding, pool.dilation, pool.out,
+                                                   offset, strict=True)):
+        along = prims.iota(o, k * d - p, s, device=device, dtype=dtypes.int64)
+        at = prims.broadcast_in_dim(along, pool.out_shape, (pool.lead + i,))
+        ok = prims.bitwise_and(prims.ge(at, 0), prims.lt(at, size))
+        index = at if index is None else prims.add(prims.mul(index, size), at)
+        inside = ok if inside is None else prims.bitwise_and(inside, ok)
+    return index, inside
+
+
+def _max_pool_with_indices(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """(maxima, their flat spatial indices) as ATen's kernel scans each window: in order,
+    a larger value or any NaN takes over, and a window of nothing above the lowest value
+    points at its first position inside the input."""
+    pool = _checked_max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode)
+    lowest, device = _lowest(input.dtype), input.device
+    best = prims.full(pool.out_shape, lowest, device=device, dtype=input.dtype)
+    index = prims.full(pool.out_shape, 0, device=device, dtype=dtypes.int64)
+    found = prims.full(pool.out_shape, False, device=device, dtype=dtypes.bool8)
+    offsets = itertools.product(*(range(k) for k in pool.kernel))
+    for offset, window in zip(offsets, pool.windows(input, lowest), strict=True):
+        at, inside = _read_positions(pool, offset, device)
+        index = prims.where(prims.bitwise_and(inside, prims.logical_not(found)), at, index)
+        found = prims.bitwise_or(found, inside)
+        larger = prims.gt(window, best)
+        if input.dtype.is_float:
+            larger = prims.bitwise_or(larger, prims.ne(window, window))
+        take = prims.bitwise_and(inside, larger)
+        best = prims.where(take, window, best)
+        index = prims.where(take, at, index)
+    return best, index
+
+
+def _max_pool_form(name: str):
     def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         if return_indices:
-            return opaque_symbol(with_indices)(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+            return ALL[f"{name}_with_indices"](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+def _with_indices_form(name: str):
+    # F.max_poolNd_with_indices always returns both; return_indices is only passed along.
+    def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
 
     adapter.__name__ = f"_{name}"
@@ -127,13 +181,13 @@ def _torch_max_pool(name: str):
     return adapter
 
 
-@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d", F.max_pool1d_with_indices))
+@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d"))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last dimension"""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d", F.max_pool2d_with_indices))
+@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d"))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last two dimensions"""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -228,10 +282,29 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
 torch_form(torch.max_pool1d)(_torch_max_pool("max_pool1d"))
 torch_form(torch.max_pool2d)(_torch_max_pool("max_pool2d"))
 
-@symbol(F.max_pool3d, adapter=_max_pool_form("max_pool3d", F.max_pool3d_with_indices), autocast=Autocast(cpu=Policy.FP32))
+@symbol(F.max_pool3d, adapter=_max_pool_form("max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last three dimensions"""
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool1d_with_indices, adapter=_with_indices_form("max_pool1d_with_indices"))
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its index along the last dimension) over sliding windows"""
+    return _max_pool_with_indices(1, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool2d_with_indices, adapter=_with_indices_form("max_pool2d_with_indices"))
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its flat index over the last two dimensions) over sliding windows"""
+    return _max_pool_with_indices(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool3d_with_indices, adapter=_with_indices_form("max_pool3d_with_indices"),
+        autocast=Autocast(cpu=Policy.FP32))
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its flat index over the last three dimensions) over sliding windows"""
+    return _max_pool_with_indices(3, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @symbol(F.avg_pool1d)
