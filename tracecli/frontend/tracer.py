@@ -17,6 +17,7 @@ import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import FunctionType
 
 import numpy
 import torch
@@ -297,7 +298,7 @@ class _Tracer:
         return sizes[canonical_dim(dim, len(shape))]
 
     def on_torch_call(self, func, args: tuple, kwargs: dict):
-        if func in DROPPED:
+        if type(func) is FunctionType and func in DROPPED:  # a user's callable may be unhashable
             kwargs = restore(func, kwargs)
         if self.watch is not None:
             self.watch.calling(sys._getframe(2))
