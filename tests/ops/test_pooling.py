@@ -88,6 +88,20 @@ case("max_pool2d_with_indices", "module", module(lambda: nn.MaxPool2d(3, 2, 1, r
      T("f32", (1, 2, 7, 7)))
 case("max_pool3d_with_indices", "F", lambda x: F.max_pool3d(x, 3, 2, 1, 2, ceil_mode=True, return_indices=True),
      T("f64", (1, 2, 7, 6, 8)))
+for _dtype in FLOATS:
+    case("adaptive_max_pool2d_with_indices", "return_indices",
+         lambda x: F.adaptive_max_pool2d(x, 3, return_indices=True), T(_dtype, (2, 3, 5, 7)))
+case("adaptive_max_pool2d", "F", lambda x: F.adaptive_max_pool2d(x, (2, 4)), T("f32", (2, 3, 5, 7)))
+case("adaptive_max_pool2d", "upsample-none", lambda x: F.adaptive_max_pool2d(x, (5, None)), T("f64", (2, 3, 4)))
+case("adaptive_max_pool2d", "module", module(lambda: nn.AdaptiveMaxPool2d(1)), T("f32", (2, 3, 4, 4)))
+case("adaptive_max_pool1d", "F", lambda x: F.adaptive_max_pool1d(x, 4), T("f32", (2, 3, 9)))
+case("adaptive_max_pool1d_with_indices", "nan-and-ties", lambda x: F.adaptive_max_pool1d(x, 3, return_indices=True),
+     L((((1.0, math.nan, 3.0, math.nan, 2.0, 5.0, 5.0),),), "f32"))
+case("adaptive_max_pool2d_with_indices", "ties", lambda x: F.adaptive_max_pool2d_with_indices(x, 2),
+     L(((((1.0, 2.0, 2.0), (2.0, 1.0, 2.0), (2.0, 2.0, 2.0)),),), "f32"))
+case("adaptive_max_pool3d", "module", module(lambda: nn.AdaptiveMaxPool3d((2, 1, 3))), T("f32", (1, 2, 4, 5, 3)))
+case("adaptive_max_pool3d_with_indices", "F", lambda x: F.adaptive_max_pool3d(x, 2, return_indices=True),
+     T("f64", (1, 2, 3, 5, 4)))
 case("adaptive_avg_pool3d", "F", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 1)), T("f32", (2, 3, 4, 5, 6)))
 case("adaptive_avg_pool3d", "module", module(lambda: nn.AdaptiveAvgPool3d(2)), T("f64", (2, 3, 5, 4)))
 

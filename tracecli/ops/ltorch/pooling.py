@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, statically_equal
+from tracecli.core.dims import Dim, active, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
@@ -395,3 +395,126 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool3d(input, output_size):
     """mean over output_size windows covering the last three dimensions"""
     return _adaptive_avg_pool(3, input, output_size)
+
+
+# --- adaptive max pooling -------------------------------------------------------------------
+
+
+def _adaptive_windows(size, out: int, device: str):
+    """torch's adaptive windows along one dimension: [floor(i*L/out), ceil((i+1)*L/out)),
+    as start and end index vectors, and the longest window's length (static: with a
+    symbolic size, the example's, held by a guard)."""
+    positions = prims.iota(out, 0, 1, device=device, dtype=dtypes.int64)
+    starts = prims.div(prims.mul(positions, size), out)
+    ends = prims.div(prims.add(prims.mul(prims.add(positions, 1), size), out - 1), out)
+    if isinstance(size, Dim):
+        longest = -(-size // out) + 1  # no window is longer
+        widest = active().example(longest)
+        if not longest <= widest:  # decided true at the example: a guard that retraces longer windows
+            raise AssertionError("the example's windows are longer than its own bound")
+    else:
+        widest = max(-(-(i + 1) * size // out) - (i * size) // out for i in range(out))
+    return starts, ends, widest
+
+
+def _adaptive_max(input, n: int, output_size, op: str, with_indices: bool):
+    input = expect_tensor(input, op)
+    if input.ndim not in (n + 1, n + 2):
+        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
+    if not input.dtype.is_float:
+        raise ShapeError(f'"{op}" not implemented for {input.dtype.name}')
+    lead = input.ndim - n
+    sizes = input.shape[lead:]
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * n
+    if len(output_size) != n:
+        raise ShapeError(f"{op}: output_size must have {n} entries, got {list(output_size)}")
+    out = tuple(size if o is None else o if isinstance(o, Dim) else int(o)
+                for o, size in zip(output_size, sizes, strict=True))
+    if any(s < 1 for s in sizes) or any(o < 1 for o in out):
+        raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
+    device, lowest = input.device, _lowest(input.dtype)
+    # Separable, last dimension first: per row the first maximum (or last NaN), then the
+    # first row holding the overall one, which is the first maximum in row-major order,
+    # as ATen's scan finds it. `flat` follows each value's flat spatial index.
+    values, flat, stride = input, None, 1
+    for i in reversed(range(n)):
+        dim, size, o = lead + i, sizes[i], out[i]
+        starts, ends, widest = _adaptive_windows(size, o, device)
+        shape = values.shape[:dim] + (o,) + values.shape[dim + 1 :]
+        best = prims.full(shape, lowest, device=device, dtype=input.dtype)
+        index = found = None
+        for j in range(widest):
+            position = prims.add(starts, j)
+            inside = prims.broadcast_in_dim(prims.lt(position, ends), shape, (dim,))
+            position = prims.minimum(position, size - 1)
+            candidate = prims.take(values, position, dim)
+            if not with_indices:
+                best = prims.where(inside, prims.maximum(best, candidate), best)
+                continue
+            at = prims.mul(prims.broadcast_in_dim(position, shape, (dim,)), stride)
+            if flat is not None:
+                at = prims.add(at, prims.take(flat, position, dim))
+            if index is None:
+                index, found = at, inside
+            index = prims.where(prims.bitwise_and(inside, prims.logical_not(found)), at, index)
+            found = prims.bitwise_or(found, inside)
+            larger = prims.bitwise_or(prims.gt(candidate, best), prims.ne(candidate, candidate))
+            take = prims.bitwise_and(inside, larger)
+            best = prims.where(take, candidate, best)
+            index = prims.where(take, at, index)
+        values, flat, stride = best, index, stride * size
+    return (values, flat) if with_indices else values
+
+
+def _adaptive_max_form(name: str):
+    def adapter(input, output_size, return_indices=False):
+        return ALL[f"{name}_with_indices" if return_indices else name](input, output_size)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(F.adaptive_max_pool1d, adapter=_adaptive_max_form("adaptive_max_pool1d"))
+def adaptive_max_pool1d(input, output_size):
+    """maximum over output_size windows covering the last dimension"""
+    return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", False)
+
+
+@symbol(F.adaptive_max_pool2d, adapter=_adaptive_max_form("adaptive_max_pool2d"))
+def adaptive_max_pool2d(input, output_size):
+    """maximum over output_size windows covering the last two dimensions"""
+    return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", False)
+
+
+@symbol(F.adaptive_max_pool3d, adapter=_adaptive_max_form("adaptive_max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
+def adaptive_max_pool3d(input, output_size):
+    """maximum over output_size windows covering the last three dimensions"""
+    return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d", False)
+
+
+def _adaptive_with_indices_form(name: str):
+    def adapter(input, output_size, return_indices=False):
+        return ALL[name](input, output_size)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(F.adaptive_max_pool1d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool1d_with_indices"))
+def adaptive_max_pool1d_with_indices(input, output_size):
+    """(maximum, its index) over output_size windows covering the last dimension"""
+    return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", True)
+
+
+@symbol(F.adaptive_max_pool2d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool2d_with_indices"))
+def adaptive_max_pool2d_with_indices(input, output_size):
+    """(maximum, its flat index) over output_size windows covering the last two dimensions"""
+    return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", True)
+
+
+@symbol(F.adaptive_max_pool3d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool3d_with_indices"),
+        autocast=Autocast(cpu=Policy.FP32))
+def adaptive_max_pool3d_with_indices(input, output_size):
+    """(maximum, its flat index) over output_size windows covering the last three dimensions"""
+    return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d", True)
