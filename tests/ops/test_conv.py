@@ -54,6 +54,12 @@ case(("conv2d", "pad"), "module-replicate", module(lambda: nn.Conv2d(2, 2, 3, pa
      T("f32", (1, 2, 4, 5)))
 case("conv3d", "F", F.conv3d, T("f32", (1, 2, 4, 5, 5)), T("f32", (3, 2, 2, 3, 3)), T("f32", (3,)))
 case("conv3d", "module", module(lambda: nn.Conv3d(2, 2, 3, padding=1, stride=(1, 2, 2))), T("f32", (1, 2, 3, 5, 5)))
+for _dtype in FLOATS + ("bool",):
+    case("im2col", "F", lambda x: F.unfold(x, 2), T(_dtype, (2, 3, 4, 5)))
+case("im2col", "padding-dilation-stride", lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+     T("f32", (2, 3, 5, 6)))
+case("im2col", "unbatched", lambda x: F.unfold(x, 3, padding=1), T("f64", (2, 4, 4)))
+case("im2col", "module", module(lambda: nn.Unfold(kernel_size=(2, 2), stride=2)), T("f32", (1, 2, 4, 6)))
 for _dtype in FLOATS:
     case("conv_transpose2d", "F", F.conv_transpose2d, T(_dtype, (2, 4, 3, 3)), T(_dtype, (4, 2, 3, 3)), T(_dtype, (2,)))
 case("conv_transpose1d", "stride-output-padding",

@@ -66,6 +66,8 @@ case("max_pool3d", "F", lambda x: F.max_pool3d(x, 2), T("f32", (2, 3, 4, 5, 6)))
 case("max_pool3d", "padding-dilation-ceil", lambda x: F.max_pool3d(x, 3, 2, 1, 2, ceil_mode=True),
      T("f64", (1, 2, 7, 6, 8)))
 case("max_pool3d", "int64", lambda x: F.max_pool3d(x, (1, 2, 2)), T("i64", (2, 3, 4, 4)))
+case("max_pool2d", "uint8-padding", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), T("u8", (2, 2, 6, 6)))
+case("max_pool2d_with_indices", "int8", lambda x: F.max_pool2d(x, 2, return_indices=True), T("i8", (1, 2, 4, 4)))
 case("max_pool3d", "module", module(lambda: nn.MaxPool3d(2, stride=1)), T("f32", (1, 2, 3, 3, 3)))
 case("avg_pool3d", "F", lambda x: F.avg_pool3d(x, 2), T("f32", (2, 3, 4, 5, 6)))
 case("avg_pool3d", "exclude-pad-ceil", lambda x: F.avg_pool3d(x, 3, 2, 1, True, False), T("f64", (1, 2, 5, 6, 7)))

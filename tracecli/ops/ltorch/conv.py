@@ -1,17 +1,21 @@
 """Convolutions: conv1d/2d/3d onto prims.convolution, conv_transpose1d/2d/3d onto
-prims.convolution_transpose."""
+prims.convolution_transpose; unfold (im2col) as strided slices, one per kernel offset."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
 
 from __future__ import annotations
 
+import itertools
+
 import torch.nn.functional as F
 
+from tracecli.core import dtypes
 from tracecli.core.dims import Dim, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Policy, everywhere
 from tracecli.ops.ltorch._base import expect_tensor, symbol
+from tracecli.ops.prims.conv import conv_output_size
 from tracecli.ops.promotion import ShapeError
 
 
@@ -121,3 +125,36 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W) inputs"""
     return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@symbol(F.unfold)
+def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
+    """every sliding kernel_size block of a (N, C, H, W) input as a column: (N, C*kh*kw, L)"""
+    input = expect_tensor(input, "unfold")
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    if not (input.dtype.is_float or input.dtype == dtypes.bool8):
+        raise ShapeError(f'"im2col_out_cpu" not implemented for {input.dtype.name}')
+    kernel, dilation = ntuple(kernel_size, 2, "kernel_size"), ntuple(dilation, 2, "dilation")
+    padding, stride = ntuple(padding, 2, "padding"), ntuple(stride, 2, "stride")
+    if min(kernel) < 1 or min(dilation) < 1 or min(stride) < 1 or min(padding) < 0:
+        raise ShapeError("unfold: kernel_size, dilation and stride must be positive and padding non-negative")
+    x = prims.reshape(input, (1,) + input.shape) if input.ndim == 3 else input
+    n, c = x.shape[:2]
+    out = [conv_output_size(size, k, s, p, d)
+           for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation, strict=True)]
+    if any(o < 1 for o in out):
+        raise ShapeError(f"Given input with spatial size {list(x.shape[2:])}, kernel_size={list(kernel)}, "
+                         f"dilation={list(dilation)}, padding={list(padding)}, calculated shape of the array of "
+                         f"sliding blocks as {out}, but its components must be at least one.")
+    if any(padding):
+        x = prims.pad(x, False if x.dtype == dtypes.bool8 else 0.0, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
+    blocks = []
+    for i, j in itertools.product(range(kernel[0]), range(kernel[1])):
+        starts = (0, 0, i * dilation[0], j * dilation[1])
+        stops = (n, c) + tuple(start + (o - 1) * s + 1 for start, o, s in zip(starts[2:], out, stride, strict=True))
+        block = prims.slice(x, starts, stops, (1, 1) + stride)
+        blocks.append(prims.reshape(block, (n, c, 1, out[0], out[1])))
+    columns = prims.cat(blocks, 2) if len(blocks) > 1 else blocks[0]
+    result = prims.reshape(columns, (n, c * kernel[0] * kernel[1], out[0] * out[1]))
+    return prims.reshape(result, result.shape[1:]) if input.ndim == 3 else result

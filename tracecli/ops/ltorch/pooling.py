@@ -19,6 +19,7 @@ from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
 from tracecli.ops.promotion import ShapeError
+from tracecli.ops.torch_bridge import torch_dtype
 
 
 def _check_dtype(op: str, input, *, int64_ok: bool) -> None:
@@ -93,8 +94,10 @@ class _Pool:
 def _checked_max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode) -> _Pool:
     op = f"max_pool{n}d"
     pool = _Pool(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
-    # torch's CPU kernels: max_pool2d and 3d also take int64, max_pool1d floats only.
-    _check_dtype(op, input, int64_ok=n > 1)
+    # torch's CPU kernels: max_pool2d and 3d also take integers, max_pool1d floats only.
+    if not (input.dtype.is_float or (n > 1 and input.dtype.kind in ("int", "uint"))):
+        allowed = "floating point or integer" if n > 1 else "floating point"
+        raise ShapeError(f"{op} needs a {allowed} input, got {input.dtype.name}")
     for p, k, d in zip(pool.padding, pool.kernel, pool.dilation, strict=True):
         if p > ((k - 1) * d + 1) // 2:
             raise ShapeError(f"{op}: padding should be at most half of the effective kernel size, got pad={p}, "
@@ -103,7 +106,7 @@ def _checked_max_pool(n: int, input, kernel_size, stride, padding, dilation, cei
 
 
 def _lowest(dtype):
-    return -math.inf if dtype.is_float else -(2**63)
+    return -math.inf if dtype.is_float else torch.iinfo(torch_dtype(dtype)).min
 
 
 def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
