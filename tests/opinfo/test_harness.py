@@ -1,6 +1,6 @@
 """The OpInfo harness tells the classes apart: on OpInfos of its own (ops whose class
-cannot change as tracecli grows: custom ops, a data-dependent op), and on the comparisons
-it makes."""
+cannot change as tracecli grows: custom ops, a data-dependent op), on the comparisons
+it makes, and on how a result is held to the reviewed table."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
+from tests.opinfo import coverage
 from tests.opinfo.checks import differences
-from tests.opinfo.harness import run_opinfo, split
+from tests.opinfo.harness import OpResult, run_opinfo, split
 
 
 @torch.library.custom_op("opinfo_test::halve", mutates_args=())
@@ -79,3 +80,21 @@ def test_differences_name_values_types_and_structure():
     assert differences(x, x.double(), {}) == ["output 0: float64[3], eager float32[3]"]
     assert differences((x,), [x], {}) == ["structure: eager tuple(_), the trace list(_)"]
     assert differences(x, x + 1, {}, values=False) == []  # uninitialised memory: types only
+
+
+@pytest.mark.parametrize(("name", "kind", "complaint"), [
+    ("expected_modeled", "modeled", ""),
+    ("expected_modeled", "opaque", "is expected modeled"),
+    ("listed_opaque", "refused", ""),
+    ("listed_opaque", "modeled", "move it from NOT_MODELED to MODELED"),
+    ("listed_opaque", "wrong", "does not list as a known defect"),
+    ("listed_crash", "crash", ""),
+    ("listed_crash", "opaque", "update its line"),
+    ("unlisted", "opaque", "is in neither table"),
+])
+def test_a_result_is_held_to_the_table(monkeypatch, name, kind, complaint):
+    monkeypatch.setattr(coverage, "MODELED", frozenset({"expected_modeled"}))
+    monkeypatch.setattr(coverage, "NOT_MODELED", {"listed_opaque": ("opaque", "torch.foo"),
+                                                  "listed_crash": ("crash", "a known defect")})
+    found = coverage.against_table(OpResult(name, kind, "why"))
+    assert (complaint in found) if complaint else found == ""
