@@ -23,17 +23,27 @@ div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_a
 floor_divide full gather ge gt half index_select int le log log_softmax log_softmax.with_dtype
 logical_and logical_not logical_or long lt mT masked_fill matmul max.binary max.reduction_with_dim
 maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full new_ones new_zeros
-nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d nn.functional.avg_pool1d
-nn.functional.avg_pool2d nn.functional.cross_entropy nn.functional.dropout nn.functional.embedding
-nn.functional.feature_alpha_dropout.without_train nn.functional.gelu nn.functional.group_norm
-nn.functional.layer_norm nn.functional.linear nn.functional.mse_loss nn.functional.nll_loss
-nn.functional.pad.circular nn.functional.pad.constant nn.functional.pad.reflect
-nn.functional.pad.replicate nn.functional.relu nn.functional.rms_norm
-nn.functional.scaled_dot_product_attention nn.functional.silu nn.functional.silu.complex ones
-ones_like outer permute pow rand_like randn randn_like reciprocal repeat_interleave reshape
-reshape_as rsqrt rsub short sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt
-squeeze squeeze.multiple stack sub sum t take_along_dim tanh topk transpose tril triu true_divide
-unbind unflatten unsqueeze var var.unbiased view view_as where zeros zeros_like
+nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
+nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
+nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.binary_cross_entropy
+nn.functional.binary_cross_entropy_with_logits nn.functional.cross_entropy nn.functional.dropout
+nn.functional.embedding nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
+nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
+nn.functional.interpolate.area nn.functional.interpolate.linear nn.functional.interpolate.nearest
+nn.functional.interpolate.nearest-exact nn.functional.interpolate.trilinear nn.functional.kl_div
+nn.functional.l1_loss nn.functional.layer_norm nn.functional.linear
+nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
+nn.functional.max_pool3d nn.functional.mse_loss nn.functional.nll_loss nn.functional.pad.circular
+nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
+nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
+nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
+nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
+nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like outer permute pow
+rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt rsub short sigmoid
+sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple stack sub
+sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze var
+var.unbiased view view_as where zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -296,7 +306,7 @@ NOT_MODELED = {
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
     "max.reduction_no_dim": ("opaque", "torch.max"),
-    "max_pool2d_with_indices_backward": ("opaque", "torch.nn.functional.max_pool2d_with_indices, torch.ops.aten.max_pool2d_with_indices_backward.default"),
+    "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
     "median": ("opaque", "torch.median"),
     "meshgrid.list_of_tensors": ("opaque", "torch.meshgrid"),
     "meshgrid.variadic_tensors": ("opaque", "torch.meshgrid"),
@@ -323,24 +333,17 @@ NOT_MODELED = {
     "new_empty": ("opaque", "torch.Tensor.new_empty"),
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
     "nextafter": ("opaque", "torch.nextafter"),
-    "nn.functional.adaptive_avg_pool3d": ("opaque", "torch.nn.functional.adaptive_avg_pool3d"),
-    "nn.functional.adaptive_max_pool1d": ("opaque", "torch.nn.functional.adaptive_max_pool1d_with_indices, torch.nn.functional.adaptive_max_pool1d"),
-    "nn.functional.adaptive_max_pool2d": ("opaque", "torch.nn.functional.adaptive_max_pool2d_with_indices, torch.nn.functional.adaptive_max_pool2d"),
-    "nn.functional.adaptive_max_pool3d": ("opaque", "torch.nn.functional.adaptive_max_pool3d_with_indices, torch.nn.functional.adaptive_max_pool3d"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
-    "nn.functional.avg_pool3d": ("opaque", "torch.nn.functional.avg_pool3d"),
     "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
     "nn.functional.bilinear": ("opaque", "torch.bilinear"),
-    "nn.functional.binary_cross_entropy": ("opaque", "torch.nn.functional.binary_cross_entropy"),
-    "nn.functional.binary_cross_entropy_with_logits": ("opaque", "torch.nn.functional.binary_cross_entropy_with_logits"),
     "nn.functional.celu": ("opaque", "torch.nn.functional.celu"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
     "nn.functional.conv1d": ("refused", "prims.convolution needs floating point operands, got int64"),
     "nn.functional.conv2d": ("refused", "prims.convolution needs floating point operands, got int64"),
     "nn.functional.conv3d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv_transpose1d": ("opaque", "torch.conv_transpose1d"),
-    "nn.functional.conv_transpose2d": ("opaque", "torch.conv_transpose2d"),
-    "nn.functional.conv_transpose3d": ("opaque", "torch.conv_transpose3d"),
+    "nn.functional.conv_transpose1d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
+    "nn.functional.conv_transpose2d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
+    "nn.functional.conv_transpose3d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
     "nn.functional.cosine_embedding_loss": ("opaque", "torch.nn.functional.cosine_embedding_loss"),
     "nn.functional.cosine_similarity": ("opaque", "torch.cosine_similarity"),
     "nn.functional.ctc_loss": ("refused", "torch.nn.functional.ctc_loss: its output depends on tensor values"),
@@ -358,28 +361,15 @@ NOT_MODELED = {
     "nn.functional.hardsigmoid": ("opaque", "torch.nn.functional.hardsigmoid"),
     "nn.functional.hardswish": ("opaque", "torch.nn.functional.hardswish"),
     "nn.functional.hardtanh": ("opaque", "torch.nn.functional.hardtanh"),
-    "nn.functional.hinge_embedding_loss": ("opaque", "torch.nn.functional.hinge_embedding_loss"),
-    "nn.functional.huber_loss": ("opaque", "torch.nn.functional.huber_loss"),
     "nn.functional.instance_norm": ("opaque", "torch.nn.functional.instance_norm"),
-    "nn.functional.interpolate.area": ("opaque", "torch.nn.functional.interpolate"),
     "nn.functional.interpolate.bicubic": ("opaque", "torch.nn.functional.interpolate"),
     "nn.functional.interpolate.bilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.interpolate.linear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.interpolate.nearest": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.interpolate.nearest-exact": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.interpolate.trilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.kl_div": ("opaque", "torch.nn.functional.kl_div"),
-    "nn.functional.l1_loss": ("opaque", "torch.nn.functional.l1_loss"),
     "nn.functional.leaky_relu": ("opaque", "torch.nn.functional.leaky_relu"),
     "nn.functional.linear_cross_entropy": ("opaque", "torch.nn.functional.linear_cross_entropy"),
     "nn.functional.linear_cross_entropy.chunked": ("opaque", "torch.nn.functional.linear_cross_entropy"),
     "nn.functional.linear_cross_entropy.chunked_none": ("opaque", "torch.nn.functional.linear_cross_entropy"),
     "nn.functional.local_response_norm": ("opaque", "torch.nn.functional.local_response_norm"),
     "nn.functional.logsigmoid": ("opaque", "torch.nn.functional.logsigmoid"),
-    "nn.functional.margin_ranking_loss": ("opaque", "torch.nn.functional.margin_ranking_loss"),
-    "nn.functional.max_pool1d": ("opaque", "torch.nn.functional.max_pool1d_with_indices"),
-    "nn.functional.max_pool2d": ("opaque", "torch.nn.functional.max_pool2d_with_indices"),
-    "nn.functional.max_pool3d": ("opaque", "torch.nn.functional.max_pool3d_with_indices, torch.nn.functional.max_pool3d"),
     "nn.functional.max_unpool1d": ("opaque", "torch.nn.functional.max_unpool1d"),
     "nn.functional.max_unpool1d.grad": ("opaque", "torch.nn.functional.max_unpool1d"),
     "nn.functional.max_unpool2d": ("opaque", "torch.nn.functional.max_unpool2d"),
@@ -396,15 +386,10 @@ NOT_MODELED = {
     "nn.functional.pad.replicate_negative": ("refused", "pad: mode 'replicate' needs non-negative padding, got [-4, 5, 0, 0]"),
     "nn.functional.pairwise_distance": ("opaque", "torch.pairwise_distance"),
     "nn.functional.pdist": ("opaque", "torch.pdist"),
-    "nn.functional.pixel_shuffle": ("opaque", "torch.pixel_shuffle"),
-    "nn.functional.pixel_unshuffle": ("opaque", "torch.pixel_unshuffle"),
-    "nn.functional.poisson_nll_loss": ("opaque", "torch.nn.functional.poisson_nll_loss"),
     "nn.functional.prelu": ("opaque", "torch.prelu"),
     "nn.functional.relu6": ("opaque", "torch.nn.functional.relu6"),
     "nn.functional.rrelu": ("opaque", "torch.nn.functional.rrelu"),
     "nn.functional.selu": ("opaque", "torch.nn.functional.selu"),
-    "nn.functional.smooth_l1_loss": ("opaque", "torch.nn.functional.smooth_l1_loss"),
-    "nn.functional.soft_margin_loss": ("opaque", "torch.nn.functional.soft_margin_loss"),
     "nn.functional.softmin": ("opaque", "torch.nn.functional.softmin"),
     "nn.functional.softmin.with_dtype": ("opaque", "torch.nn.functional.softmin"),
     "nn.functional.softplus": ("opaque", "torch.nn.functional.softplus"),
@@ -416,7 +401,6 @@ NOT_MODELED = {
     "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.nn.functional.triplet_margin_with_distance_loss"),
     "nn.functional.unfold": ("opaque", "torch.nn.functional.unfold"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.upsample_nearest": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "nonzero_static": ("opaque", "torch.nonzero_static"),
     "norm": ("opaque", "torch.norm"),
