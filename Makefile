@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test symbolic-matrix bench lint clean
+.PHONY: install run test symbolic-matrix coverage bench lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ test: install
 # count of each class per family, and the floors test_symbolic_ops.py keeps.
 symbolic-matrix: install
 	TRACECLI_SYMBOLIC_MATRIX=1 $(BIN)/python -m pytest -q -s -W ignore::UserWarning tests/test_symbolic_ops.py
+
+# Every OpInfo of torch's op database through tracecli (make test checks a sample): the
+# count of each class per family, the defects, and the opaque ops ranked by what they block.
+coverage: install
+	$(BIN)/python -m tests.opinfo.coverage
 
 bench: install
 	$(BIN)/python benchmarks/run.py
