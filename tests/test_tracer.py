@@ -202,3 +202,20 @@ def test_module_scopes_name_the_submodule_that_issued_each_call():
     # Plain functions have no scopes.
     plain = format_trace(traced(lambda x: x + 1, torch.ones(1)).trace)
     assert not [line for line in plain.splitlines() if line.startswith("  # ──")]
+
+
+def test_printed_calls_keep_the_defaults_torch_needs():
+    # Left out, `dim=None` makes torch.sum(x, keepdim=True), which torch refuses, and no
+    # sizes make Tensor.repeat(x); the printed call is the one the executor runs.
+    def f(x, s):
+        return (torch.sum(x, dim=None, keepdim=True), x.mean(dim=None, keepdim=True), x.sum(dim=1),
+                s.repeat(()))
+
+    x, s = torch.randn(2, 3), torch.tensor(2.0)
+    program = traced(f, x, s)
+    text = format_trace(program.trace, depth=0)
+    assert "ltorch.sum(x, dim=None, keepdim=True)" in text and "ltorch.mean(x, dim=None, keepdim=True)" in text
+    assert "ltorch.sum(x, dim=1)" in text  # what torch takes without them stays short
+    assert "ltorch.repeat(s, ())" in text
+    for got, want in zip(compile_trace(program.trace)(x, s), f(x, s), strict=True):
+        torch.testing.assert_close(got, want)

@@ -40,10 +40,10 @@ nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_
 nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
 nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
 nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like outer permute pow
-rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt rsub short sigmoid
-sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple stack sub
-sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze var
-var.unbiased view view_as where zeros zeros_like
+rand_like randn randn_like reciprocal repeat repeat_interleave reshape reshape_as rsqrt rsub short
+sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple
+stack sub sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze
+var var.unbiased view view_as where zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -299,9 +299,9 @@ NOT_MODELED = {
     "masked.prod": ("opaque", "torch.tensor, torch.Tensor.prod"),
     "masked.softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
     "masked.softmin": ("opaque", "torch.nn.functional.softmin, torch.is_floating_point, torch.tensor"),
-    "masked.std": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
+    "masked.std": ("opaque", "torch.Tensor.conj, torch.tensor"),
     "masked.sum": ("opaque", "torch.tensor"),
-    "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
+    "masked.var": ("opaque", "torch.Tensor.conj, torch.tensor"),
     "masked_scatter": ("opaque", "torch.masked_scatter"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
@@ -432,7 +432,6 @@ NOT_MODELED = {
     "real": ("opaque", "torch.real"),
     "remainder": ("opaque", "torch.remainder"),
     "renorm": ("opaque", "torch.renorm"),
-    "repeat": ("crash", "x.repeat(()) is recorded as ltorch.repeat(x), which Tensor.repeat refuses: the torch executor fails"),
     "resize_": ("opaque", "torch.Tensor.resize_"),
     "resize_as_": ("opaque", "torch.resize_as_"),
     "resolve_conj": ("opaque", "torch.resolve_conj"),
