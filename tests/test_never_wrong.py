@@ -4,9 +4,11 @@ either traced right (and checked by `run`) or refused with one clear error."""
 import json
 import os
 
+import pytest
 import torch
 
 from tests.test_cli import write
+from tracecli.core.errors import TracingError
 from tracecli.core.symbol import Tag
 from tracecli.frontend.tracer import trace_callable
 
@@ -372,3 +374,50 @@ def test_an_inplace_op_reading_a_view_of_what_it_writes_is_refused():
         assert "reads a view of the tensor it writes" in str(exc) and exc.line is not None
     else:
         raise AssertionError("traced")
+
+
+# -- sparse tensors ---------------------------------------------------------------------------
+
+SPARSE_WEIGHT = torch.eye(3).to_sparse()
+
+
+@pytest.mark.parametrize("layout", ["to_sparse", "to_sparse_csr"])
+def test_a_sparse_input_is_refused_at_the_entry(layout):
+    def f(x):
+        return x * 2
+
+    with pytest.raises(TracingError, match=r"input `x` is a sparse tensor .*sparse tensors are not traced") as info:
+        trace_callable(f, (getattr(torch.eye(3), layout)(),))
+    assert info.value.file.endswith("test_never_wrong.py") and info.value.source == "def f(x):"
+
+
+def test_a_sparse_tensor_captured_or_made_inside_is_refused_at_its_line():
+    def captured(x):
+        return x + SPARSE_WEIGHT
+
+    def made(i, v):
+        return torch.sparse_coo_tensor(i, v, (3, 3)) * 2
+
+    with pytest.raises(TracingError, match="the captured tensor `SPARSE_WEIGHT` is a sparse tensor") as info:
+        trace_callable(captured, (torch.ones(3, 3),))
+    assert info.value.source == "return x + SPARSE_WEIGHT"
+    with pytest.raises(TracingError, match="torch.sparse_coo_tensor makes a sparse_coo tensor") as info:
+        trace_callable(made, (torch.tensor([[0, 1], [1, 2]]), torch.ones(2)))
+    assert info.value.source == "return torch.sparse_coo_tensor(i, v, (3, 3)) * 2"
+
+
+def test_a_sparse_input_exits_2_naming_the_entry(cli, tmp_path):
+    script = write(tmp_path, "sparse.py", """
+        import torch
+
+
+        def f(x):
+            return x * 2
+
+
+        def sample_inputs(device):
+            return (torch.eye(3, device=device).to_sparse(),)
+    """)
+    result = cli("run", script)
+    assert result.exit_code == 2
+    assert "sparse.py:5" in result.output and "sparse tensors are not traced" in result.output
