@@ -9,6 +9,7 @@ from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
 
 SCALE = torch.tensor([2.0, 3.0])
@@ -219,3 +220,28 @@ def test_printed_calls_keep_the_defaults_torch_needs():
     assert "ltorch.repeat(s, ())" in text
     for got, want in zip(compile_trace(program.trace)(x, s), f(x, s), strict=True):
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "symbolic"])
+def test_a_returned_torch_size_stays_a_torch_size(dynamic):
+    def f(x):
+        y = x * 2
+        return y, x.shape, {"tail": y.shape[1:] + (1,), "size": x.size()}
+
+    x = torch.randn(3, 4)
+    program = trace_callable(f, (x,), dims=DimPolicy(dynamic=dynamic))
+    verify(program.trace)
+    assert "torch.Size((" in format_trace(program.trace)
+    other = torch.randn(5, 6) if dynamic else x
+    got, want = compile_trace(program.trace)(other), f(other)
+    assert [type(v) for v in (got[1], got[2]["tail"], got[2]["size"])] == [torch.Size] * 3
+    assert got[1:] == want[1:]
+
+
+def test_run_of_an_entry_returning_its_input_shape_matches_eager(cli, tmp_path):
+    script = tmp_path / "shape.py"
+    script.write_text("import torch\n\n\ndef f(x):\n    return x.shape\n\n\n"
+                      "def sample_inputs(device):\n    return (torch.randn(3, 4, device=device),)\n")
+    result = cli("run", str(script), "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "match eager" in result.stdout

@@ -17,13 +17,13 @@ TORCH_VERSION = "2.13"
 MODELED = frozenset("""
 T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmul__ __ror__ __rpow__ __rsub__ __rxor__ abs
 add addmm addmm.decomposed all amax amin any arange argmax argmin argsort baddbmm bfloat16
-bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to byte cat
-char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos cumsum diff
-div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_as flatten float
-floor_divide full gather ge gt half index_select int le log log_softmax log_softmax.with_dtype
-logical_and logical_not logical_or long lt mT masked_fill matmul max.binary max.reduction_with_dim
-maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full new_ones new_zeros
-nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_shapes
+broadcast_to byte cat char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos
+cumsum diff div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_as
+flatten float floor_divide full gather ge gt half index_select int le log log_softmax
+log_softmax.with_dtype logical_and logical_not logical_or long lt mT masked_fill matmul max.binary
+max.reduction_with_dim maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full
+new_ones new_zeros nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
 nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.binary_cross_entropy
@@ -87,7 +87,6 @@ NOT_MODELED = {
     "bitwise_left_shift": ("opaque", "torch.bitwise_left_shift"),
     "bitwise_right_shift": ("opaque", "torch.bitwise_right_shift"),
     "block_diag": ("opaque", "torch.block_diag"),
-    "broadcast_shapes": ("wrong", "returns a tuple where eager returns a torch.Size: the tracer makes every torch.Size a tuple, in what the entry returns too"),
     "broadcast_tensors": ("opaque", "torch.broadcast_tensors"),
     "bucketize": ("opaque", "torch.bucketize"),
     "cartesian_prod": ("opaque", "torch.cartesian_prod"),

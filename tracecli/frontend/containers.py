@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.utils._pytree as torch_pytree
 
-from tracecli.core.pytree import Node, add_node_resolver, tree_leaves
+from tracecli.core.pytree import Node, add_node_resolver, register_node, tree_leaves
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.proxy import TensorProxy
 
@@ -25,6 +25,9 @@ def _registered_with_torch(kind: type) -> Node | None:
 
 
 add_node_resolver(_registered_with_torch)
+# torch's own registration builds a torch.Size again as a plain tuple; the entry returning
+# `x.shape` must give back what eager gives.
+register_node(torch.Size, lambda size: (size, None), lambda children, _: torch.Size(children))
 
 
 def hidden_tensor(output: object) -> object | None:

@@ -169,6 +169,11 @@ class _Tracer:
             return tuple(obj)
         return obj
 
+    def output_values(self, result):
+        """What the entry returns, as values: as `to_values`, but a torch.Size stays one
+        (a symbolic one holds size symbols, and the trace builds the torch.Size)."""
+        return tree_map(self._leaf_value, result, is_leaf=_slice)
+
     def to_proxies(self, obj):
         return tree_map(self._leaf_proxy, obj)
 
@@ -417,6 +422,10 @@ def _to_values_leaf(container) -> bool:
     return isinstance(container, (torch.Size, SymSize, slice))
 
 
+def _slice(container) -> bool:
+    return isinstance(container, slice)
+
+
 def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
     """The name a captured tensor had where the user's code found it (a variable, or a
     parameter or buffer of a module in a variable: `model.fc1.weight`), and how to look
@@ -582,7 +591,7 @@ def trace_callable(
             )
         try:
             with sizes:
-                output = tracer.to_values(result)  # views of tensors written since are taken again
+                output = tracer.output_values(result)  # views of tensors written since are taken again
                 if tracer.watch is not None:
                     tracer.watch.settle()
                     tracer.dim_hints.look()
