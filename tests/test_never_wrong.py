@@ -421,3 +421,35 @@ def test_a_sparse_input_exits_2_naming_the_entry(cli, tmp_path):
     result = cli("run", script)
     assert result.exit_code == 2
     assert "sparse.py:5" in result.output and "sparse tensors are not traced" in result.output
+
+
+# -- the random generator's state -----------------------------------------------------------
+
+
+def test_a_seed_set_inside_the_entry_is_set_by_the_trace_too(cli, tmp_path):
+    script = write(tmp_path, "seeded.py", """
+        import torch
+        import torch.nn.functional as F
+
+
+        def f(x):
+            torch.manual_seed(7)
+            noise = torch.rand(3)
+            return F.dropout(x, 0.5) + noise
+
+
+        def sample_inputs(device):
+            return (torch.randn(2, 3, device=device),)
+    """)
+    for executor in ("torch", "prims"):
+        result = cli("run", script, "--executor", executor, "--depth", "0", "--no-timing")
+        assert result.exit_code == 0, result.output
+        assert "ltorch.manual_seed(7)" in result.stdout and "matches eager" in result.stdout
+    trace = trace_callable(_seeded, (torch.ones(3),)).trace
+    assert [b.symbol.qualname for b in trace.bsyms][:2] == ["ltorch.manual_seed", "ltorch.rand"]
+    assert Tag.SIDE_EFFECT in trace.bsyms[0].symbol.tags
+
+
+def _seeded(x):
+    torch.manual_seed(3)
+    return torch.rand(3) + x

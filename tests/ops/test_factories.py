@@ -1,6 +1,6 @@
-"""The factories: zeros, ones, full, arange, the *_like forms and the random draws
-(rand, randn, rand_like, randn_like), and their prims (full, iota, uniform, normal,
-bernoulli). Random cases run under one seed and must agree with eager bitwise. The
+"""The factories: zeros, ones, full, arange, the *_like forms, the random draws
+(rand, randn, rand_like, randn_like) and manual_seed, and their prims (full, iota,
+uniform, normal, bernoulli, manual_seed). Random cases run under one seed and must agree with eager bitwise. The
 bernoulli prim (dropout's draw) is checked here directly, its meta rule against its
 implementation.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from tests.ops.harness import DT, FLOATS, Case, T, case_adder, check_case, check_refused, rows_by_id
 from tracecli.core import dtypes
@@ -71,6 +72,18 @@ case("rand_like", "dtype", lambda x: torch.rand_like(x, dtype=torch.float64), T(
 case("randn_like", "dtype", lambda x: torch.randn_like(x, dtype=torch.float32), T("i64", (2, 3)), random=True)
 case(("randn", "rand", "add"), "two-draws", lambda: torch.randn(3) + torch.rand(3), random=True)
 case(("rand_like", "mul"), "with-input", lambda x: x * torch.rand_like(x), T("f32", (3, 4)), random=True)
+
+
+
+def _reseeded(x):
+    # Seeded inside the program: the draws after each seed are eager's whatever the state before.
+    torch.manual_seed(7)
+    a = torch.rand_like(x)
+    torch.random.manual_seed(11)
+    return a, torch.randn(3), F.dropout(x, 0.5)
+
+
+case(("manual_seed", "rand_like", "randn"), "reseeded", _reseeded, T("f32", (3, 4)), random=True)
 
 # --- keywords and Tensor methods -----------------------------------------------------------------------
 

@@ -203,6 +203,13 @@ def ones_like(input, *, dtype=None, device=None):
     return prims.full(shape, 1, device=device, dtype=dtype)
 
 
+@symbol(torch.manual_seed, tags=(Tag.SIDE_EFFECT,))
+def manual_seed(seed):
+    """seeds torch's global generator, as the program did at this point (the tracer
+    records the call: torch runs it below any mode)"""
+    prims.manual_seed(seed)
+
+
 # --- Tensor.new_*: factories defaulting to the tensor's dtype and device ----------------
 
 

@@ -1,13 +1,16 @@
-"""Factory prims: full, iota, and the random draws uniform, normal and bernoulli.
+"""Factory prims: full, iota, the random draws uniform, normal and bernoulli, and
+manual_seed.
 
 Random prims draw from torch's global generator the way eager's factories do, so eager
-and traced runs under one seed agree bit for bit.
+and traced runs under one seed agree bit for bit; manual_seed seeds that generator where
+the program did, so the draws after it are eager's too.
 """
 
 from __future__ import annotations
 
 import torch
 
+from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorType
@@ -74,4 +77,21 @@ def _bernoulli(shape, p, *, device, dtype):
 bernoulli = prim(
     "bernoulli", _bernoulli_meta, _bernoulli, tags=(Tag.RANDOM,),
     doc="ones with probability p, else zeros",
+)
+
+# --- the generator's state ---------------------------------------------------------------------
+
+
+def _seed_meta(seed) -> None:
+    if not isinstance(seed, (int, Dim)):
+        raise TypeError(f"manual_seed takes an integer seed, got {seed!r}")
+
+
+def _manual_seed(seed) -> None:
+    torch.manual_seed(seed)
+
+
+manual_seed = prim(
+    "manual_seed", _seed_meta, _manual_seed, tags=(Tag.SIDE_EFFECT,),
+    doc="seeds torch's global generator (every device's): the draws after it repeat eager's",
 )
