@@ -245,3 +245,15 @@ def test_run_of_an_entry_returning_its_input_shape_matches_eager(cli, tmp_path):
     result = cli("run", str(script), "--no-timing")
     assert result.exit_code == 0, result.output
     assert "match eager" in result.stdout
+
+
+def test_function_forms_of_metadata_reads_record_nothing():
+    def f(x, n):
+        if torch.is_floating_point(x) and not torch.is_complex(x) and torch.is_signed(n):
+            return x * torch.numel(x), torch.result_type(x, n)
+        return x, None
+
+    program = traced(f, torch.randn(3, 4), torch.ones(2, dtype=torch.int32))
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.mul"]
+    assert "ltorch.mul(x, 12)" in format_trace(program.trace)
+    assert traced(lambda n: -n if torch.is_signed(n) else n, torch.ones(2, dtype=torch.uint8)).trace.output.name == "n"
