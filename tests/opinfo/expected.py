@@ -19,14 +19,17 @@ T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmul__ __ror__ __rpow__ _
 add addmm addmm.decomposed all amax amin any arange argmax argmin argsort baddbmm bfloat16
 bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_shapes
 broadcast_to byte cat char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos
-cumsum diff div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_as
-flatten float floor_divide full gather ge gt half index_select int le log log_softmax
-log_softmax.with_dtype logical_and logical_not logical_or long lt mT masked_fill matmul max.binary
-max.reduction_with_dim maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full
-new_ones new_zeros nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
-nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
-nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
-nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.binary_cross_entropy
+cumsum diff div.floor_rounding div.no_rounding_mode double einsum empty empty_like eq erf exp expand
+expand_as eye flatten float floor_divide full full_like gather ge gt half index_select int le
+linspace linspace.tensor_overload log log_softmax log_softmax.with_dtype logical_and logical_not
+logical_or logspace logspace.tensor_overload long lt mT masked.amax masked.amin masked.argmax
+masked.argmin masked.cumsum masked.log_softmax masked.mean masked.softmax masked.sum masked_fill
+matmul max.binary max.reduction_with_dim maximum mean min.binary min.reduction_with_dim minimum mm
+mul ne neg new_empty new_full new_ones new_zeros nn.functional.adaptive_avg_pool1d
+nn.functional.adaptive_avg_pool2d nn.functional.adaptive_avg_pool3d
+nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d
+nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d nn.functional.avg_pool2d
+nn.functional.avg_pool3d nn.functional.binary_cross_entropy
 nn.functional.binary_cross_entropy_with_logits nn.functional.cross_entropy nn.functional.dropout
 nn.functional.embedding nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
 nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
@@ -39,11 +42,15 @@ nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
 nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
 nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
 nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like outer permute pow
-rand_like randn randn_like reciprocal repeat repeat_interleave reshape reshape_as rsqrt rsub short
-sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple
-stack sub sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze
-var var.unbiased view view_as where zeros zeros_like
+nn.functional.soft_margin_loss nn.functional.upsample_nearest normal normal.number_mean ones
+ones_like outer permute pow rand_like randint randint_like randn randn_like reciprocal repeat
+repeat_interleave reshape reshape_as rsqrt rsub scalar_tensor short sigmoid signal.windows.bartlett
+signal.windows.blackman signal.windows.cosine signal.windows.exponential signal.windows.gaussian
+signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
+signal.windows.hann signal.windows.kaiser signal.windows.nuttall sin softmax softmax.with_dtype sort
+split split.list_args sqrt squeeze squeeze.multiple stack sub sum t take_along_dim tanh topk
+transpose tril triu true_divide unbind unflatten unsqueeze var var.unbiased view view_as where zeros
+zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -127,8 +134,6 @@ NOT_MODELED = {
     "dot": ("opaque", "torch.dot"),
     "dsplit": ("opaque", "torch.dsplit"),
     "dstack": ("opaque", "torch.dstack"),
-    "empty": ("opaque", "torch.empty"),
-    "empty_like": ("opaque", "torch.empty_like"),
     "empty_permuted": ("opaque", "torch.empty_permuted"),
     "empty_strided": ("opaque", "torch.empty_strided"),
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
@@ -138,7 +143,6 @@ NOT_MODELED = {
     "expand_copy": ("opaque", "torch.expand_copy"),
     "expm1": ("opaque", "torch.expm1"),
     "exponential": ("opaque", "torch.Tensor.exponential_"),
-    "eye": ("opaque", "torch.eye"),
     "fft.fft": ("opaque", "torch.fft.fft"),
     "fft.fft2": ("opaque", "torch.fft.fft2"),
     "fft.fftn": ("opaque", "torch.fft.fftn"),
@@ -170,7 +174,6 @@ NOT_MODELED = {
     "fmod": ("opaque", "torch.fmod"),
     "frac": ("opaque", "torch.frac"),
     "frexp": ("opaque", "torch.frexp"),
-    "full_like": ("opaque", "torch.full_like"),
     "gcd": ("opaque", "torch.gcd"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),
     "geqrf": ("refused", "torch.geqrf: no meta kernel"),
@@ -263,8 +266,6 @@ NOT_MODELED = {
     "linalg.vander": ("opaque", "torch.linalg.vander"),
     "linalg.vecdot": ("opaque", "torch.linalg.vecdot"),
     "linalg.vector_norm": ("opaque", "torch.linalg.vector_norm"),
-    "linspace": ("opaque", "torch.linspace"),
-    "linspace.tensor_overload": ("opaque", "torch.linspace"),
     "log10": ("opaque", "torch.log10"),
     "log1p": ("opaque", "torch.log1p"),
     "log2": ("opaque", "torch.log2"),
@@ -275,32 +276,21 @@ NOT_MODELED = {
     "logdet": ("opaque", "torch.logdet"),
     "logical_xor": ("opaque", "torch.logical_xor"),
     "logit": ("opaque", "torch.logit"),
-    "logspace": ("opaque", "torch.logspace"),
-    "logspace.tensor_overload": ("opaque", "torch.logspace"),
     "logsumexp": ("opaque", "torch.logsumexp"),
     "lu": ("opaque", "torch.lu"),
     "lu_solve": ("opaque", "torch.lu_solve"),
     "lu_unpack": ("opaque", "torch.lu_unpack"),
     "mH": ("opaque", "torch.Tensor.mH.__get__"),
-    "masked.amax": ("opaque", "torch.tensor"),
-    "masked.amin": ("opaque", "torch.tensor"),
-    "masked.argmax": ("opaque", "torch.tensor"),
-    "masked.argmin": ("opaque", "torch.tensor"),
-    "masked.cumprod": ("opaque", "torch.tensor, torch.cumprod"),
-    "masked.cumsum": ("opaque", "torch.tensor"),
-    "masked.log_softmax": ("opaque", "torch.tensor"),
-    "masked.logaddexp": ("opaque", "torch.logaddexp, torch.tensor"),
-    "masked.logsumexp": ("opaque", "torch.logsumexp, torch.tensor"),
-    "masked.mean": ("opaque", "torch.tensor"),
-    "masked.median": ("opaque", "torch.nanmedian, torch.tensor"),
-    "masked.norm": ("opaque", "torch.linalg.vector_norm, torch.tensor"),
+    "masked.cumprod": ("opaque", "torch.cumprod"),
+    "masked.logaddexp": ("opaque", "torch.logaddexp"),
+    "masked.logsumexp": ("opaque", "torch.logsumexp"),
+    "masked.median": ("opaque", "torch.nanmedian"),
+    "masked.norm": ("opaque", "torch.linalg.vector_norm"),
     "masked.normalize": ("opaque", "torch.linalg.vector_norm"),
-    "masked.prod": ("opaque", "torch.tensor, torch.Tensor.prod"),
-    "masked.softmax": ("opaque", "torch.tensor"),
-    "masked.softmin": ("opaque", "torch.nn.functional.softmin, torch.tensor"),
-    "masked.std": ("opaque", "torch.Tensor.conj, torch.tensor"),
-    "masked.sum": ("opaque", "torch.tensor"),
-    "masked.var": ("opaque", "torch.Tensor.conj, torch.tensor"),
+    "masked.prod": ("opaque", "torch.Tensor.prod"),
+    "masked.softmin": ("opaque", "torch.nn.functional.softmin"),
+    "masked.std": ("opaque", "torch.Tensor.conj"),
+    "masked.var": ("opaque", "torch.Tensor.conj"),
     "masked_scatter": ("opaque", "torch.masked_scatter"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
@@ -329,7 +319,6 @@ NOT_MODELED = {
     "native_dropout_backward": ("opaque", "torch.ops.aten.native_dropout_backward.default"),
     "native_group_norm": ("opaque", "torch.native_group_norm"),
     "native_layer_norm": ("opaque", "torch.native_layer_norm"),
-    "new_empty": ("opaque", "torch.Tensor.new_empty"),
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
     "nextafter": ("opaque", "torch.nextafter"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
@@ -406,9 +395,7 @@ NOT_MODELED = {
     "norm.fro": ("opaque", "torch.norm"),
     "norm.inf": ("opaque", "torch.norm"),
     "norm.nuc": ("opaque", "torch.norm"),
-    "normal": ("opaque", "torch.normal"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
-    "normal.number_mean": ("opaque", "torch.normal"),
     "ormqr": ("opaque", "torch.ormqr"),
     "pca_lowrank": ("opaque", "torch.pca_lowrank"),
     "permute_copy": ("opaque", "torch.permute_copy"),
@@ -425,8 +412,6 @@ NOT_MODELED = {
     "qr": ("opaque", "torch.qr"),
     "quantile": ("opaque", "torch.quantile"),
     "rad2deg": ("opaque", "torch.rad2deg"),
-    "randint": ("opaque", "torch.randint"),
-    "randint_like": ("opaque", "torch.randint_like"),
     "ravel": ("opaque", "torch.ravel"),
     "real": ("opaque", "torch.real"),
     "remainder": ("opaque", "torch.remainder"),
@@ -441,7 +426,6 @@ NOT_MODELED = {
     "round.decimals_0": ("opaque", "torch.round"),
     "round.decimals_3": ("opaque", "torch.round"),
     "round.decimals_neg_3": ("opaque", "torch.round"),
-    "scalar_tensor": ("opaque", "torch.scalar_tensor"),
     "scatter": ("opaque", "torch.scatter"),
     "scatter_add": ("opaque", "torch.scatter_add"),
     "scatter_reduce.amax": ("opaque", "torch.scatter_reduce"),
@@ -454,17 +438,6 @@ NOT_MODELED = {
     "select_scatter": ("opaque", "torch.select_scatter"),
     "sgn": ("opaque", "torch.sgn"),
     "sign": ("opaque", "torch.sign"),
-    "signal.windows.bartlett": ("opaque", "torch.empty"),
-    "signal.windows.blackman": ("opaque", "torch.empty"),
-    "signal.windows.cosine": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.exponential": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.gaussian": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.general_cosine": ("opaque", "torch.empty"),
-    "signal.windows.general_hamming": ("opaque", "torch.empty"),
-    "signal.windows.hamming": ("opaque", "torch.empty"),
-    "signal.windows.hann": ("opaque", "torch.empty"),
-    "signal.windows.kaiser": ("opaque", "torch.empty"),
-    "signal.windows.nuttall": ("opaque", "torch.empty"),
     "signbit": ("opaque", "torch.signbit"),
     "sinc": ("opaque", "torch.sinc"),
     "sinh": ("opaque", "torch.sinh"),

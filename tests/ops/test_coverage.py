@@ -67,7 +67,8 @@ EXPECTED_FAMILIES = _by_name({
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",
-    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed",
+    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed empty "
+                 "empty_like full_like scalar_tensor eye tensor linspace logspace randint randint_like randperm normal",
     "conversions": "to clone",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
     "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d im2col",
@@ -92,7 +93,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",
-    "factories": "full iota uniform normal bernoulli manual_seed",
+    "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",
     "checks": "check_all",

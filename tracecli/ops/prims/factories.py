@@ -1,9 +1,12 @@
-"""Factory prims: full, iota, the random draws uniform, normal and bernoulli, and
-manual_seed.
+"""Factory prims: full, iota, empty, tensor (a literal), linspace and logspace, the random
+draws uniform, normal, bernoulli, randint and randperm, and manual_seed.
 
 Random prims draw from torch's global generator the way eager's factories do, so eager
 and traced runs under one seed agree bit for bit; manual_seed seeds that generator where
-the program did, so the draws after it are eager's too.
+the program did, so the draws after it are eager's too. linspace, logspace and randperm
+are torch's own kernels: linspace computes each half from its own end with the vector
+width of the CPU it runs on, and randperm shuffles with its own draws, which no
+decomposition repeats bit for bit.
 """
 
 from __future__ import annotations
@@ -52,8 +55,56 @@ def _normal(shape, mean, std, *, device, dtype):
     return torch.empty(shape, device=device, dtype=torch_dtype(dtype)).normal_(mean, std)
 
 
+def _empty(shape, *, device, dtype):
+    return torch.empty(shape, device=device, dtype=torch_dtype(dtype))
+
+
+def _tensor_meta(data, *, device, dtype) -> TensorType:
+    return TensorType(literal_shape(data), dtype, device)
+
+
+def literal_shape(data) -> tuple:
+    """The shape of nested sequences of numbers, as torch.tensor reads it (the first item
+    of each level gives its length; every sibling must agree)."""
+    if not isinstance(data, (list, tuple)):
+        return ()
+    if not data:
+        return (0,)
+    inner = literal_shape(data[0])
+    for item in data[1:]:
+        if isinstance(item, (list, tuple)) != bool(inner) or literal_shape(item) != inner:
+            raise ShapeError(f"torch.tensor: the sequences are not of one shape, got {data!r}")
+    return (len(data), *inner)
+
+
+def _tensor(data, *, device, dtype):
+    return torch.tensor(data, device=device, dtype=torch_dtype(dtype))
+
+
+def _spaced_meta(name: str):
+    def meta(start, end, steps, *rest, device, dtype) -> TensorType:
+        if not isinstance(steps, Dim) and steps < 0:
+            raise ShapeError(f"{name}: number of steps must be non-negative, got {steps}")
+        return TensorType((steps,), dtype, device)
+
+    return meta
+
+
+def _linspace(start, end, steps, *, device, dtype):
+    return torch.linspace(start, end, steps, device=device, dtype=torch_dtype(dtype))
+
+
+def _logspace(start, end, steps, base, *, device, dtype):
+    return torch.logspace(start, end, steps, base, device=device, dtype=torch_dtype(dtype))
+
+
 full = prim("full", _factory_meta, _full)
 iota = prim("iota", _iota_meta, _iota)
+empty = prim("empty", _factory_meta, _empty, doc="a tensor whose values are unspecified (torch.empty's memory)")
+tensor = prim("tensor", _tensor_meta, _tensor, doc="a tensor holding the numbers of (nested) sequences")
+linspace = prim("linspace", _spaced_meta("linspace"), _linspace, doc="steps values from start to end, evenly spaced")
+logspace = prim("logspace", _spaced_meta("logspace"), _logspace,
+                doc="base ** each of linspace(start, end, steps)")
 uniform = prim("uniform", _sampling_meta("uniform"), _uniform, tags=(Tag.RANDOM,))
 normal = prim("normal", _sampling_meta("normal"), _normal, tags=(Tag.RANDOM,))
 
@@ -78,6 +129,36 @@ bernoulli = prim(
     "bernoulli", _bernoulli_meta, _bernoulli, tags=(Tag.RANDOM,),
     doc="ones with probability p, else zeros",
 )
+
+# --- integers: randint and randperm ---------------------------------------------------------
+
+
+def _randint_meta(shape, low, high, *, device, dtype: DType) -> TensorType:
+    if dtype.kind == "complex":
+        raise ShapeError(f"prims.randint does not draw {dtype.name} values")
+    if isinstance(low, int) and isinstance(high, int) and low >= high:
+        raise ShapeError(f"randint expects low < high, got low={low}, high={high}")
+    return TensorType(tuple(shape), dtype, device)
+
+
+def _randint(shape, low, high, *, device, dtype):
+    return torch.randint(low, high, shape, device=device, dtype=torch_dtype(dtype))
+
+
+def _randperm_meta(n, *, device, dtype: DType) -> TensorType:
+    if dtype.kind not in ("int", "float"):
+        raise ShapeError(f"prims.randperm does not draw {dtype.name} values")
+    if not isinstance(n, Dim) and n < 0:
+        raise ShapeError(f"randperm: n must be non-negative, got {n}")
+    return TensorType((n,), dtype, device)
+
+
+def _randperm(n, *, device, dtype):
+    return torch.randperm(n, device=device, dtype=torch_dtype(dtype))
+
+
+randint = prim("randint", _randint_meta, _randint, tags=(Tag.RANDOM,), doc="integers drawn uniformly from [low, high)")
+randperm = prim("randperm", _randperm_meta, _randperm, tags=(Tag.RANDOM,), doc="a random permutation of 0 .. n-1")
 
 # --- the generator's state ---------------------------------------------------------------------
 
