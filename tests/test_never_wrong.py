@@ -453,3 +453,31 @@ def test_a_seed_set_inside_the_entry_is_set_by_the_trace_too(cli, tmp_path):
 def _seeded(x):
     torch.manual_seed(3)
     return torch.rand(3) + x
+
+
+# -- uninitialised memory ---------------------------------------------------------------------
+
+
+def test_values_made_from_empty_memory_are_compared_by_their_types_only(cli, tmp_path):
+    script = write(tmp_path, "empty.py", """
+        import torch
+
+
+        def f(x):
+            buf = torch.empty(3, 4)
+            filled = torch.empty_like(x).fill_(2.0)
+            part = torch.empty(3)
+            part[:2] = 1.0
+            return buf, filled * x, part
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, 4, device=device),)
+    """)
+    result = cli("run", script, "--format", "json", "--no-timing")
+    assert result.exit_code == 0, result.output
+    (call,) = json.loads(result.stdout)["calls"]
+    outputs = call["result"]["outputs"]
+    assert [o["match"] for o in outputs] == [True, True, True]
+    # Filled all over, the middle one is compared by value; the others only by type.
+    assert [o["max_abs_error"] is None for o in outputs] == [True, False, True]
