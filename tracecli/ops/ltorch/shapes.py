@@ -209,6 +209,8 @@ def _border(x, dim: int, lo: int, hi: int, mode: str):
     elif mode == "replicate":
         if size == 0:
             raise ShapeError("replicate padding needs a non-empty dimension to copy")
+        if lo < 0 or hi < 0:
+            return _replicate_cropping(x, dim, lo, hi)
         before = [_repeat_edge(x, dim, 0, lo)] if lo else []
         after = [_repeat_edge(x, dim, size - 1, hi)] if hi else []
     else:  # circular
@@ -217,6 +219,24 @@ def _border(x, dim: int, lo: int, hi: int, mode: str):
         before = [_slice_dim(x, dim, size - lo, size)] if lo else []
         after = [_slice_dim(x, dim, 0, hi)] if hi else []
     return _cat_dim([*before, x, *after], dim)
+
+
+def _replicate_cropping(x, dim: int, lo: int, hi: int):
+    """Replicate padding with a negative side, by ATen's rule out[o] = x[clamp(o - lo, 0,
+    size - 1)]: copies of the first element, the elements kept, copies of the last (a
+    crop past one end leaves copies of the other end's element)."""
+    size = x.shape[dim]
+    length = size + lo + hi
+    if length <= 0:
+        raise ShapeError(f"input ({size}) is too small for replicate padding ({lo}, {hi}): the output would have {length}")
+    first = min(max(lo, 0), length)
+    start = max(-lo, 0)
+    kept = max(min(size, length - lo) - start, 0)
+    pieces = [_repeat_edge(x, dim, 0, first)] if first else []
+    pieces += [_slice_dim(x, dim, start, start + kept)] if kept else []
+    last = length - first - kept
+    pieces += [_repeat_edge(x, dim, size - 1, last)] if last else []
+    return _cat_dim(pieces, dim)
 
 
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -256,7 +276,7 @@ def pad(input, pad, mode="constant", value=None):
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of an input with one or two more, "
             f"got {list(amounts)} for {list(input.shape)}"
         )
-    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+    if mode != "replicate" and any(lo < 0 or hi < 0 for lo, hi in pairs):
         raise ShapeError(f"pad: mode {mode!r} needs non-negative padding, got {list(amounts)}")
     x = input
     for dim, (lo, hi) in enumerate(pairs):
