@@ -39,18 +39,18 @@ nn.functional.l1_loss nn.functional.layer_norm nn.functional.linear
 nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
 nn.functional.max_pool3d nn.functional.mse_loss nn.functional.nll_loss nn.functional.pad.circular
 nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
-nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
-nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
-nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.upsample_nearest normal normal.number_mean ones
-ones_like outer permute pow rand_like randint randint_like randn randn_like reciprocal repeat
-repeat_interleave reshape reshape_as rsqrt rsub scalar_tensor short sigmoid signal.windows.bartlett
-signal.windows.blackman signal.windows.cosine signal.windows.exponential signal.windows.gaussian
-signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
-signal.windows.hann signal.windows.kaiser signal.windows.nuttall sin softmax softmax.with_dtype sort
-split split.list_args sqrt squeeze squeeze.multiple stack sub sum t take_along_dim tanh topk
-transpose tril triu true_divide unbind unflatten unsqueeze var var.unbiased view view_as where zeros
-zeros_like
+nn.functional.pad.replicate_negative nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
+nn.functional.poisson_nll_loss nn.functional.relu nn.functional.rms_norm
+nn.functional.scaled_dot_product_attention nn.functional.silu nn.functional.silu.complex
+nn.functional.smooth_l1_loss nn.functional.soft_margin_loss nn.functional.upsample_nearest normal
+normal.number_mean ones ones_like outer permute pow rand_like randint randint_like randn randn_like
+reciprocal repeat repeat_interleave reshape reshape_as rsqrt rsub scalar_tensor short sigmoid
+signal.windows.bartlett signal.windows.blackman signal.windows.cosine signal.windows.exponential
+signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming
+signal.windows.hamming signal.windows.hann signal.windows.kaiser signal.windows.nuttall sin softmax
+softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple stack sub sum t
+take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze var var.unbiased
+view view_as where zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -326,12 +326,12 @@ NOT_MODELED = {
     "nn.functional.bilinear": ("opaque", "torch.bilinear"),
     "nn.functional.celu": ("opaque", "torch.nn.functional.celu"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
-    "nn.functional.conv1d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv2d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv3d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv_transpose1d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose2d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose3d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
+    "nn.functional.conv1d": ("opaque", "torch.conv1d"),
+    "nn.functional.conv2d": ("opaque", "torch.conv2d"),
+    "nn.functional.conv3d": ("opaque", "torch.conv3d"),
+    "nn.functional.conv_transpose1d": ("opaque", "torch.conv_transpose1d"),
+    "nn.functional.conv_transpose2d": ("opaque", "torch.conv_transpose2d"),
+    "nn.functional.conv_transpose3d": ("opaque", "torch.conv_transpose3d"),
     "nn.functional.cosine_embedding_loss": ("opaque", "torch.nn.functional.cosine_embedding_loss"),
     "nn.functional.cosine_similarity": ("opaque", "torch.cosine_similarity"),
     "nn.functional.ctc_loss": ("refused", "torch.nn.functional.ctc_loss: its output depends on tensor values"),
@@ -371,7 +371,6 @@ NOT_MODELED = {
     "nn.functional.multilabel_soft_margin_loss": ("opaque", "torch.nn.functional.multilabel_soft_margin_loss"),
     "nn.functional.normalize": ("opaque", "torch.nn.functional.normalize"),
     "nn.functional.one_hot": ("refused", "torch.nn.functional.one_hot: its output depends on tensor values"),
-    "nn.functional.pad.replicate_negative": ("refused", "pad: mode 'replicate' needs non-negative padding, got [-4, 5, 0, 0]"),
     "nn.functional.pairwise_distance": ("opaque", "torch.pairwise_distance"),
     "nn.functional.pdist": ("opaque", "torch.pdist"),
     "nn.functional.prelu": ("opaque", "torch.prelu"),
