@@ -39,11 +39,11 @@ nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
 nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
 nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
 nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like outer permute pow
-rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt rsub short sigmoid
-sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple stack sub
-sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze var
-var.unbiased view view_as where zeros zeros_like
+nn.functional.soft_margin_loss nn.functional.unfold nn.functional.upsample_nearest ones ones_like
+outer permute pow rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt
+rsub short sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze
+squeeze.multiple stack sub sum t take_along_dim tanh topk transpose tril triu true_divide unbind
+unflatten unsqueeze var var.unbiased view view_as where zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -399,7 +399,6 @@ NOT_MODELED = {
     "nn.functional.threshold": ("opaque", "torch.nn.functional.threshold"),
     "nn.functional.triplet_margin_loss": ("opaque", "torch.nn.functional.triplet_margin_loss"),
     "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.nn.functional.triplet_margin_with_distance_loss"),
-    "nn.functional.unfold": ("opaque", "torch.nn.functional.unfold"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "nonzero_static": ("opaque", "torch.nonzero_static"),
