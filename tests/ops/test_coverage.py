@@ -61,7 +61,9 @@ EXPECTED_FAMILIES = _by_name({
                    "sin cos tanh sqrt rsqrt erf reciprocal where clamp",
     "activations": "sigmoid relu gelu silu",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
-    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
+    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
+                  "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
@@ -87,7 +89,8 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
                    "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
-    "reductions": "sum amax amin var cumsum",
+    "reductions": "sum prod amax amin var cumsum cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
