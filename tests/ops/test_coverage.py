@@ -64,6 +64,7 @@ EXPECTED_FAMILIES = _by_name({
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
                   "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue",
+    "reductions_norms": "vector_norm dist renorm",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
