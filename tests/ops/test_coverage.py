@@ -63,7 +63,7 @@ EXPECTED_FAMILIES = _by_name({
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
                   "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
-    "reductions_order": "median nanmedian mode kthvalue",
+    "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
     "reductions_norms": "vector_norm dist renorm",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",

@@ -62,6 +62,9 @@ case("topk", "indices", lambda x: x.topk(2, -1).indices, T("i64", (3, 5)))
 case("topk", "all", lambda x: x.topk(4), T("f16", (2, 4)))
 case("topk", "none", lambda x: x.topk(0), T("bf16", (2, 4)))
 case("topk", "0d", lambda x: torch.topk(x, 1), T("f32", ()))
+case("sort", "msort", torch.msort, T("f32", (4, 3)))
+case("sort", "method-msort", lambda x: x.msort(), L((3, 1, 3, 1, 0), "i64"))
+case("sort", "msort-0d", torch.msort, T("f32", ()))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
 

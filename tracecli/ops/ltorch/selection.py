@@ -1,5 +1,5 @@
 """Selection by value: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk.
+sort/argsort (and msort), topk.
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -17,7 +17,7 @@ from tracecli.core import dtypes
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol
+from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol, torch_form
 from tracecli.ops.ltorch.elementwise import maximum, minimum
 from tracecli.ops.promotion import ShapeError, canonical_dim
 
@@ -116,6 +116,12 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     """the indices that sort input along dim"""
     input = _orderable(input, "argsort")
     return prims.sort(input, canonical_dim(dim, input.ndim), bool(descending), bool(stable))[1]
+
+
+@torch_form(torch.msort, methods=("msort",))
+def _msort(input):
+    # The values of a sort along the first dim: which equal element lands where is unseen.
+    return sort(input, 0).values
 
 
 @symbol(torch.topk, methods=("topk",))
