@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from tracecli.core import dtypes
 from tracecli.core.dims import statically_equal
 from tracecli.ops import prims
-from tracecli.ops.autocast import Autocast, Policy
+from tracecli.ops.autocast import Autocast, Policy, device_type
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
     ALL,
@@ -270,7 +270,9 @@ def _softmax_parts(x, dim, dtype):
     if dim is None:
         raise ShapeError("softmax needs an explicit dim")
     dims = canonical_dims(dim, x.ndim)
-    wide = convert(x, compute_dtype(out_dtype))
+    # torch converts the input to `dtype` first (rounding it, for a half type), then
+    # computes half types in float32.
+    wide = convert(convert(x, out_dtype), compute_dtype(out_dtype))
     if 0 in (x.shape[d] for d in dims):
         return wide, dims, out_dtype  # no elements, no maximum to shift by
     shifted = prims.sub(wide, keepdim_broadcast(prims.amax(wide, dims), wide, dims))
@@ -292,7 +294,12 @@ def softmax(input, dim, dtype=None):
 def log_softmax(input, dim, dtype=None):
     """(x - max) - log(sum(exp(x - max))) along dim"""
     shifted, dims, out_dtype = _softmax_parts(input, dim, dtype)
-    log_total = prims.log(prims.sum(prims.exp(shifted), dims))
+    total = prims.sum(prims.exp(shifted), dims)
+    # torch's CPU kernel along the last dim keeps the sum, and its log, in a half type.
+    keep = (out_dtype if out_dtype != shifted.dtype and device_type(shifted.device) == "cpu"
+            and dims == (shifted.ndim - 1,) else None)
+    log_total = prims.log(total if keep is None else convert(convert(total, keep), shifted.dtype))
+    log_total = log_total if keep is None else convert(convert(log_total, keep), shifted.dtype)
     out = prims.sub(shifted, keepdim_broadcast(log_total, shifted, dims))
     return convert(out, out_dtype)
 
