@@ -103,6 +103,7 @@ for _dtype in FLOATS + ("i64", "i32", "u8", "bool"):
 case("prod", "keepdim", lambda x: torch.prod(x, -1, keepdim=True), T("f32", (2, 3, 4)))
 case("prod", "dtype", lambda x: x.prod(0, dtype=torch.float64), T("f32", (3, 4)))
 case("prod", "dtype-int", lambda x: torch.prod(x, dtype=torch.int32), T("bool", (3, 4)))
+case("prod", "dtype-bool", lambda x: x.prod(1, dtype=torch.bool), L(((True, False, True), (True, True, True)), "bool"))
 case("prod", "0d", lambda x: x.prod(0, keepdim=True), T("f32", ()))
 case("prod", "empty", torch.prod, T("i32", (0, 3)))
 case("prod", "empty-dim", lambda x: x.prod(0), T("f32", (0, 3)))

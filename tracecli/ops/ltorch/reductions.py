@@ -66,13 +66,13 @@ def _not_nan(x):
     return prims.eq(x, x)
 
 
-def _complex_left_to_torch(adapter):
-    """The form of an op whose complex case ltorch does not model: torch takes it."""
+def _complex_left_to_torch(name: str):
+    """The form of ltorch.<name>, whose complex case it does not model: torch takes that."""
 
     def form(input, *args, **kwargs):
-        return OPAQUE if is_tensor(input) and input.dtype.is_complex else adapter(input, *args, **kwargs)
+        return OPAQUE if is_tensor(input) and input.dtype.is_complex else ALL[name](input, *args, **kwargs)
 
-    form.__name__ = f"_{adapter.__name__}"
+    form.__name__ = f"_{name}"
     return form
 
 
@@ -83,11 +83,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return _reduce(prims.sum, input, dim, keepdim)
 
 
-def _nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return nansum(input, dim, keepdim, dtype=dtype)
-
-
-@symbol(torch.nansum, methods=("nansum",), adapter=_complex_left_to_torch(_nansum))
+@symbol(torch.nansum, methods=("nansum",), adapter=_complex_left_to_torch("nansum"))
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """sum over dims counting NaN as zero; ints and bools sum as int64"""
     input = expect_tensor(input, "nansum")
@@ -122,11 +118,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return keepdim_reshape(out, input, dims) if keepdim else out
 
 
-def _nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    return nanmean(input, dim, keepdim, dtype=dtype)
-
-
-@symbol(torch.nanmean, methods=("nanmean",), adapter=_complex_left_to_torch(_nanmean))
+@symbol(torch.nanmean, methods=("nanmean",), adapter=_complex_left_to_torch("nanmean"))
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """nansum / the count of values that are not NaN, over dims"""
     input = expect_tensor(input, "nanmean")
@@ -186,8 +178,9 @@ def _variance_form(name: str):
     return adapter
 
 
-def _variance(input, dim, correction, keepdim, op: str):
-    """(the variance in float32 for half precision, its dims, the input)."""
+def _variance(input, dim, correction, op: str):
+    """(the variance, its dims, the input), the input and the variance in float32 for
+    half precision."""
     input = expect_tensor(input, op)
     if not input.dtype.is_float:
         raise ShapeError(f"{op} needs a real floating point input, got {input.dtype.name}")
@@ -208,37 +201,33 @@ def _mean_of(wide, dims):
 @symbol(torch.var, methods=("var",), adapter=_variance_form("var"))
 def var(input, dim=None, *, correction=1, keepdim=False):
     """variance over dims with Bessel's correction by default"""
-    variance, dims, _ = _variance(input, dim, correction, keepdim, "var")
+    variance, dims, _ = _variance(input, dim, correction, "var")
     return _finish(variance, input, dims, keepdim)
 
 
 @symbol(torch.std, methods=("std",), adapter=_variance_form("std"))
 def std(input, dim=None, *, correction=1, keepdim=False):
     """standard deviation over dims: sqrt of the variance (in float32 for half precision)"""
-    variance, dims, _ = _variance(input, dim, correction, keepdim, "std")
+    variance, dims, _ = _variance(input, dim, correction, "std")
     return _finish(prims.sqrt(variance), input, dims, keepdim)
 
 
 @symbol(torch.var_mean, adapter=_variance_form("var_mean"))
 def var_mean(input, dim=None, *, correction=1, keepdim=False):
     """(variance, mean) over dims"""
-    variance, dims, wide = _variance(input, dim, correction, keepdim, "var_mean")
+    variance, dims, wide = _variance(input, dim, correction, "var_mean")
     return _finish(variance, input, dims, keepdim), _finish(_mean_of(wide, dims), input, dims, keepdim)
 
 
 @symbol(torch.std_mean, adapter=_variance_form("std_mean"))
 def std_mean(input, dim=None, *, correction=1, keepdim=False):
     """(standard deviation, mean) over dims"""
-    variance, dims, wide = _variance(input, dim, correction, keepdim, "std_mean")
+    variance, dims, wide = _variance(input, dim, correction, "std_mean")
     return _finish(prims.sqrt(variance), input, dims, keepdim), _finish(_mean_of(wide, dims), input, dims, keepdim)
 
 
-def _logsumexp(input, dim, keepdim=False):
-    return logsumexp(input, dim, keepdim)
-
-
 @symbol(torch.logsumexp, aliases=(torch.special.logsumexp,), methods=("logsumexp",),
-        adapter=_complex_left_to_torch(_logsumexp), autocast=_CUDA_FP32)
+        adapter=_complex_left_to_torch("logsumexp"), autocast=_CUDA_FP32)
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, shifted by the maximum; ints and bools as float32"""
     input = expect_tensor(input, "logsumexp")

@@ -37,8 +37,9 @@ def _extremum_meta(x: TensorValue, dims) -> TensorType:
 
 
 def _prod_meta(x: TensorValue, dims) -> TensorType:
-    # torch's product of bools and small ints counts in int64: ltorch converts first.
-    check_kinds("prod", x.dtype, NUMBER)
+    # torch's product of bools and small ints counts in int64 unless told otherwise
+    # (dtype=torch.bool is a logical and): ltorch converts first.
+    check_kinds("prod", x.dtype, ANY)
     return _reduction_meta(x, dims)
 
 
