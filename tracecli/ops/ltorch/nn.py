@@ -17,7 +17,7 @@ from tracecli.core import dtypes
 from tracecli.core.dims import Dim, exact_div, statically_equal
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
-from tracecli.ops.autocast import Autocast, Policy, device_type
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch import elementwise as ew
 from tracecli.ops.ltorch._base import (
@@ -30,7 +30,7 @@ from tracecli.ops.ltorch._base import (
     symbol,
     torch_form,
 )
-from tracecli.ops.ltorch.pooling import avg_pool2d
+from tracecli.ops.ltorch.pooling import avg_pool2d, avg_pool3d
 from tracecli.ops.ltorch.reductions_norms import vector_norm
 from tracecli.ops.ltorch.shapes import pad
 from tracecli.ops.opaque import opaque_symbol
@@ -388,16 +388,7 @@ def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_inp
     return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
-def _local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    if (is_tensor(input) and input.ndim > 3 and input.dtype in (dtypes.float16, dtypes.bfloat16, dtypes.float32)
-            and torch.is_autocast_enabled(device_type(input.device))):
-        # torch pools 4-D and larger inputs with avg_pool3d, which autocast runs in float32
-        # on CPU: left to torch under autocast.
-        return OPAQUE
-    return local_response_norm(input, size, alpha, beta, k)
-
-
-@symbol(F.local_response_norm, adapter=_local_response_norm)
+@symbol(F.local_response_norm)
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """input / (k + alpha * mean of input² over `size` neighbouring channels) ** beta"""
     input = expect_tensor(input, "local_response_norm")
@@ -406,12 +397,16 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          "dimensions")
     if statically_equal(input.numel, 0):
         return input
+    # torch's own composition: the channels, zero-padded, are pooled as the height of one
+    # image (one volume beyond 3-D) per sample; autocast meets each op as in eager.
     batch, channels = input.shape[:2]
-    # The channels become the height of one image per sample, zero-padded, and an average
-    # over `size` rows is each channel's window: torch's avg_pool2d (avg_pool3d beyond 3-D,
-    # which sums the same elements).
-    squares = prims.reshape(ew.mul(input, input), (batch, 1, channels, math.prod(input.shape[2:])))
-    windows = avg_pool2d(pad(squares, (0, 0, size // 2, (size - 1) // 2)), (size, 1), stride=1)
+    squares = ew.mul(input, input)
+    if input.ndim == 3:
+        grid = prims.reshape(squares, (batch, 1) + input.shape[1:])
+        windows = avg_pool2d(pad(grid, (0, 0, size // 2, (size - 1) // 2)), (size, 1), stride=1)
+    else:
+        grid = prims.reshape(squares, (batch, 1, channels, input.shape[2], math.prod(input.shape[3:])))
+        windows = avg_pool3d(pad(grid, (0, 0, 0, 0, size // 2, (size - 1) // 2)), (size, 1, 1), stride=1)
     scale = ew.pow(ew.add(ew.mul(prims.reshape(windows, input.shape), alpha), k), beta)
     return ew.true_divide(input, scale)
 
