@@ -15,7 +15,7 @@ import math
 import torch
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, statically_equal
+from tracecli.core.dims import Dim, same_shape, statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy, device_type
 from tracecli.ops.ltorch._base import convert, expect_tensor, is_tensor, keepdim_reshape, symbol
@@ -119,7 +119,7 @@ def _sorted_last(input, dim, keepdim):
             reduced = tuple(1 if i == d else size for i, size in enumerate(input.shape)) if keepdim else flat.shape[:-1]
     values = prims.sort(flat, flat.ndim - 1, False, False)[0]
     shape = tuple(reduced) + (values.shape[-1],)
-    return (values if values.shape == shape else prims.reshape(values, shape)), tuple(reduced)
+    return (values if same_shape(values.shape, shape) else prims.reshape(values, shape)), tuple(reduced)
 
 
 def _lerp(low, high, weight):
