@@ -61,7 +61,10 @@ EXPECTED_FAMILIES = _by_name({
                    "sin cos tanh sqrt rsqrt erf reciprocal where clamp",
     "activations": "sigmoid relu gelu silu",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
-    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
+    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
+                  "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
+    "reductions_norms": "vector_norm dist renorm",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
@@ -69,7 +72,7 @@ EXPECTED_FAMILIES = _by_name({
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
-    "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
+    "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm instance_norm local_response_norm normalize",
     "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d im2col",
     "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d "
                 "max_pool3d avg_pool3d max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
@@ -87,7 +90,8 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
                    "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
-    "reductions": "sum amax amin var cumsum",
+    "reductions": "sum prod amax amin var cumsum cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from tests.ops.harness import X3, Case, L, T, case_adder, check_case, check_refused, check_stays_torch_call, rows_by_id
+from tests.ops.harness import X3, Case, L, T, case_adder, check_case, check_refused, rows_by_id
 from tracecli.frontend.tracer import trace_callable
 
 CASES: list[Case] = []
@@ -62,6 +62,9 @@ case("topk", "indices", lambda x: x.topk(2, -1).indices, T("i64", (3, 5)))
 case("topk", "all", lambda x: x.topk(4), T("f16", (2, 4)))
 case("topk", "none", lambda x: x.topk(0), T("bf16", (2, 4)))
 case("topk", "0d", lambda x: torch.topk(x, 1), T("f32", ()))
+case("sort", "msort", torch.msort, T("f32", (4, 3)))
+case("sort", "method-msort", lambda x: x.msort(), L((3, 1, 3, 1, 0), "i64"))
+case("sort", "msort-0d", torch.msort, T("f32", ()))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
 
@@ -86,17 +89,11 @@ def test_named_tuples_reach_user_code():
     }
 
 
-# The reductions over all elements are left to torch: ltorch's max and min are the per-dim forms.
-OPAQUE_FORMS = (
-    ("max-reduction", lambda x: torch.max(x), T("f32", (3, 4)), "torch.max"),
-    ("min-reduction-method", lambda x: x.min(), T("i64", (3, 4)), "torch.Tensor.min"),
-    ("max-all", lambda a: torch.max(a), T("f32", (3, 4)), "torch.max"),
-)
-
-
-@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
-def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
-    assert check_stays_torch_call(fn, (arg,), opaque) == [opaque]
+def test_max_and_min_of_all_elements_are_amax_and_amin():
+    """torch.max(x) and x.min() reduce every element: the reductions family's amax and
+    amin (its test module has their cases)."""
+    program = trace_callable(lambda x: (torch.max(x), x.min()), (torch.zeros(3, 4),))
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.amax", "ltorch.amin"]
 
 
 REFUSED = (

@@ -23,6 +23,8 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     nn,
     pooling,
     reductions,
+    reductions_norms,
+    reductions_order,
     sampling,
     selection,
     shapes,

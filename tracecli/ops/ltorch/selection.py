@@ -1,5 +1,5 @@
 """Selection by value: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk.
+sort/argsort (and msort), topk.
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -17,7 +17,7 @@ from tracecli.core import dtypes
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol
+from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol, torch_form
 from tracecli.ops.ltorch.elementwise import maximum, minimum
 from tracecli.ops.promotion import ShapeError, canonical_dim
 
@@ -40,9 +40,9 @@ def _extremum(input, dim, keepdim, values_prim, index_prim, kind, op: str):
     return kind((values, indices))
 
 
-def _extremum_form(binary, name: str):
-    """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices);
-    the full reduction max(a) is left to torch."""
+def _extremum_form(binary, name: str, everything: str):
+    """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices),
+    and max(a), the value over all elements, is amax(a)."""
 
     def adapter(input, dim=None, keepdim=False, *, other=None):
         if isinstance(dim, TensorValue):
@@ -50,20 +50,20 @@ def _extremum_form(binary, name: str):
         if other is not None:
             return binary(input, other) if isinstance(other, TensorValue) else OPAQUE
         if dim is None:
-            return OPAQUE
+            return OPAQUE if keepdim else ALL[everything](_orderable(input, name))
         return ALL[name](input, dim, keepdim)
 
     adapter.__name__ = f"_{name}"
     return adapter
 
 
-@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max"), name="max")
+@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max", "amax"), name="max")
 def max_(input, dim, keepdim=False):
     """(values, indices) of the maximum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amax, prims.argmax, torch.return_types.max, "max")
 
 
-@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min"), name="min")
+@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min", "amin"), name="min")
 def min_(input, dim, keepdim=False):
     """(values, indices) of the minimum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amin, prims.argmin, torch.return_types.min, "min")
@@ -116,6 +116,12 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     """the indices that sort input along dim"""
     input = _orderable(input, "argsort")
     return prims.sort(input, canonical_dim(dim, input.ndim), bool(descending), bool(stable))[1]
+
+
+@torch_form(torch.msort, methods=("msort",))
+def _msort(input):
+    # The values of a sort along the first dim: which equal element lands where is unseen.
+    return sort(input, 0).values
 
 
 @symbol(torch.topk, methods=("topk",))

@@ -20,6 +20,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     linalg,
     logical,
     reductions,
+    reductions_order,
     selection,
     shapes,
 )
