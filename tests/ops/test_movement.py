@@ -55,6 +55,7 @@ case("repeat", "0d", lambda x: x.repeat(3), T("f32", ()))
 case("repeat", "bool", lambda x: x.repeat(1, 2, 1), T("bool", (2, 3)))
 case("repeat", "zero", lambda x: x.repeat(0, 2), T("f32", (3, 4)))
 case("repeat", "ones", lambda x: x.repeat(1, 1), T("f32", (3, 4)))
+case("repeat", "empty-counts", lambda x: x.repeat(()), T("i64", ()))
 case("repeat_interleave", "once", lambda x: torch.repeat_interleave(x, 1, dim=0), T("f32", (3, 4)))
 case("repeat_interleave", "flat", lambda x: x.repeat_interleave(2), T("f32", (2, 3)))
 case("repeat_interleave", "fn-dim", lambda x: torch.repeat_interleave(x, 3, dim=1), T("f32", (2, 3)))
@@ -84,6 +85,9 @@ case("diff", "dim0-n2", lambda x: torch.diff(x, n=2, dim=0), T("f32", (5, 3)))
 case("diff", "prepend-append", lambda x, p: x.diff(prepend=p, append=p), T("f32", (2, 4)), T("f32", (2, 1)))
 case("diff", "promote", lambda x, p: torch.diff(x, prepend=p), T("i64", (2, 4)), T("f32", (2, 1)))
 case("diff", "too-many", lambda x: torch.diff(x, n=5), T("f32", (2, 3)))
+case("diff", "order-0-is-a-copy", lambda x, p: (torch.diff(x, n=0, prepend=p).add_(1), x)[1], T("f32", (2, 3)),
+     T("f32", (2, 1)))
+case("diff", "empty-is-a-copy", lambda x: (torch.diff(x, dim=0).add_(1), x)[1], T("f32", (0, 3)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -120,6 +124,8 @@ REFUSED = (
     ("unflatten-sizes", lambda x: x.unflatten(1, (3, 3)), T("f32", (3, 4))),
     ("repeat-fewer", lambda x: x.repeat(2), T("f32", (3, 4))),
     ("repeat-negative", lambda x: x.repeat(-1, 1), T("f32", (3, 4))),
+    ("diff-0d", torch.diff, T("f32", ())),
+    ("diff-negative-order", lambda x: x.diff(n=-1), T("f32", (3,))),
 )
 
 

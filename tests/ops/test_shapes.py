@@ -44,6 +44,7 @@ case("transpose", "method", lambda x: x.transpose(-1, -3), T("f32", (2, 3, 4)))
 case("transpose", "swapaxes", lambda x: torch.swapaxes(x, 1, 2), T("i64", (2, 3, 4)))
 case("transpose", "swapdims", lambda x: x.swapdims(0, 1), T("f32", (2, 3)))
 case("transpose", "mT", lambda x: x.mT, T("f32", (2, 3, 4)))
+case(("transpose", "mul"), "mT-0d", lambda x, y: (x.mT * 1, y.mT), T("f32", ()), T("f32", (2, 3)))
 case("transpose", "swapdims-fn", lambda x: torch.swapdims(x, 0, 2), T("f32", (2, 3, 4)))
 case("transpose", "t-fn", torch.t, T("f32", (3, 4)))
 case("transpose", "t-method", lambda x: x.t(), T("i64", (2, 5)))
@@ -77,6 +78,9 @@ case("cat", "concatenate", lambda a, b: torch.concatenate([a, b], 1), T("i64", (
 case("cat", "legacy-empty", lambda a, b: torch.cat([b, a, b]), T("f32", (0,)), T("f32", (2, 3)))
 case("cat", "legacy-empty-promote", lambda a, b: torch.cat([a, b]), T("f64", (0,)), T("f32", (2, 3)))
 case("cat", "empty-2d", lambda a, b: torch.cat([a, b]), T("f32", (0, 3)), T("f32", (2, 3)))
+case("cat", "single-is-a-copy", lambda a: (torch.cat([a]).add_(1), a)[1], T("f32", (2, 3)))
+case("cat", "single-beside-legacy-empty", lambda a, b: (torch.cat([b, a]).mul_(2), a)[1], T("i64", (3,)),
+     T("i64", (0,)))
 
 # --- pad --------------------------------------------------------------------------------------
 

@@ -122,7 +122,13 @@ def _repeat_method(self, *sizes):
     return repeat(self, *shape_arg(sizes))
 
 
-@symbol(torch.Tensor.repeat)
+def _repeat_impl(input, *sizes):
+    # The sizes as one tuple: `Tensor.repeat(x)` with no sizes (a zero-dim x repeated
+    # `()` times, as `x.repeat(())` or `x.tile(())` asks) is an error in torch.
+    return input.repeat(sizes)
+
+
+@symbol(_repeat_impl, name="repeat")
 def repeat(input, *sizes):
     """input tiled sizes[i] times along each dimension (new leading ones too)"""
     input = expect_tensor(input, "repeat")
@@ -206,7 +212,13 @@ def tril(input, diagonal=0):
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """differences of neighbours along dim, n times (after prepend/append)"""
     input = expect_tensor(input, "diff")
+    if input.ndim == 0:
+        raise ShapeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise ShapeError(f"diff: order must be non-negative but got {n}")
     d = canonical_dim(dim, input.ndim)
+    if n == 0:
+        return prims.clone(input)  # torch ignores prepend and append then, and still copies
     parts = [t for t in (prepend, input, append) if t is not None]
     if len(parts) > 1:
         dtype = result_type(*parts)
@@ -226,4 +238,4 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         end[d] = size
         second = prims.slice(x, tuple(start), tuple(end))
         x = prims.ne(second, first) if x.dtype == dtypes.bool8 else prims.sub(second, first)
-    return x
+    return prims.clone(x) if x is input else x  # an empty input: still a copy

@@ -103,7 +103,11 @@ def cat(tensors, dim=0):
     dtype = result_type(*tensors)
     d = canonical_dim(dim, kept[0].ndim)
     kept = [convert(t, dtype) for t in kept]
-    return kept[0] if len(kept) == 1 else prims.cat(kept, d)
+    if len(kept) > 1:
+        return prims.cat(kept, d)
+    # One tensor is still a copy in torch: never the input's own value, which a write to
+    # the result would otherwise reach.
+    return prims.clone(kept[0]) if any(kept[0] is t for t in tensors) else kept[0]
 
 
 # --- the other spellings of these ops ----------------------------------------------------
@@ -158,6 +162,10 @@ def _T(self):
 
 @torch_form(properties=(torch.Tensor.mT.__get__,))
 def _mT(self):
+    if self.ndim == 0:
+        return self  # deprecated in torch, and the identity
+    if self.ndim < 2:
+        raise ShapeError(f"tensor.mT is only supported on matrices or batches of matrices, got {self.ndim}-D")
     return transpose(self, -2, -1)
 
 
