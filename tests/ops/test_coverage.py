@@ -62,8 +62,10 @@ EXPECTED_FAMILIES = _by_name({
     "activations": "sigmoid relu gelu silu",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
-    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
-    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
+    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad ravel select diagonal unfold narrow_copy "
+              "diag diag_embed diagflat",
+    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 take "
+                "tril_indices triu_indices",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",
@@ -82,7 +84,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
                    "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
     "reductions": "sum amax amin var cumsum",
-    "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
+    "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",
