@@ -20,6 +20,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     logical,
     losses,
     movement,
+    movement_joins,
     nn,
     pooling,
     reductions,

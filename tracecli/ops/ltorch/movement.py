@@ -1,6 +1,7 @@
 """Data-movement ltorch symbols: split (and tensor_split, hsplit, ... through it), chunk,
 unbind, stack, unflatten, repeat (and tile), repeat_interleave, diff, the triangle masks
-triu/tril and indices triu_indices/tril_indices, flip, roll, rot90 and take."""
+triu/tril and indices triu_indices/tril_indices, flip, roll, rot90 and take. The joins
+of several tensors into a new one are in movement_joins.py."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
