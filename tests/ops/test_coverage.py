@@ -66,7 +66,7 @@ EXPECTED_FAMILIES = _by_name({
               "diag diag_embed diagflat",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 take "
                 "tril_indices triu_indices",
-    "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod kron",
+    "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod combinations kron",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",

@@ -1,5 +1,5 @@
 """The joins of several tensors into a new one: hstack, vstack (row_stack), dstack,
-column_stack, block_diag, cartesian_prod and kron. They decompose into shape and
+column_stack, block_diag, cartesian_prod, combinations and kron. They decompose into shape and
 elementwise prims and have none of their own. (meshgrid, whose results are views, is
 expand in disguise: tests/ops/test_shapes.py.)"""
 
@@ -44,6 +44,13 @@ case("block_diag", "single", torch.block_diag, T("bool", (2, 2)))
 case("cartesian_prod", "two", lambda a, b: torch.cartesian_prod(a, b), T("f32", (3,)), T("f32", (2,)))
 case("cartesian_prod", "three", lambda a, b, c: torch.cartesian_prod(a, b, c), T("i64", (2,)), T("i64", (3,)),
      T("i64", (2,)))
+case("combinations", "pairs", torch.combinations, T("f32", (4,)))
+case("combinations", "triples", lambda x: torch.combinations(x, 3), T("i64", (5,)))
+case("combinations", "with-replacement", lambda x: torch.combinations(x, 2, with_replacement=True), T("f32", (3,)))
+case("combinations", "r1", lambda x: torch.combinations(x, r=1), T("bool", (3,)))
+case("combinations", "r0", lambda x: torch.combinations(x, 0), T("f32", (3,)))
+case("combinations", "more-than-n", lambda x: torch.combinations(x, 4), T("f32", (3,)))
+case("combinations", "more-than-n-with-replacement", lambda x: torch.combinations(x, 3, True), T("bf16", (2,)))
 case("kron", "matrices", lambda a, b: torch.kron(a, b), T("f32", (2, 3)), T("f32", (3, 2)))
 case("kron", "method-ranks", lambda a, b: a.kron(b), T("i64", (2,)), T("i64", (2, 3)))
 case("kron", "promote", lambda a, b: torch.kron(a, b), T("f16", (2, 2)), T("f32", ()))
@@ -77,6 +84,8 @@ REFUSED = (
     ("block_diag-3d", lambda x: torch.block_diag(x, x), T("f32", (2, 2, 2))),
     ("cartesian_prod-matrix", lambda x: torch.cartesian_prod(x, x), T("f32", (2, 2))),
     ("cartesian_prod-dtypes", lambda x: torch.cartesian_prod(x, x.long()), T("f32", (2,))),
+    ("combinations-matrix", torch.combinations, T("f32", (2, 2))),
+    ("combinations-negative", lambda x: torch.combinations(x, -1), T("f32", (3,))),
 )
 
 

@@ -1,5 +1,6 @@
 """Joining tensors into new ones: hstack, vstack, dstack, column_stack, block_diag,
-cartesian_prod and kron. (meshgrid, whose results are views, is in shapes.py.)"""
+cartesian_prod, combinations and kron. (meshgrid, whose results are views, is in
+shapes.py.)"""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -10,7 +11,8 @@ import math
 
 import torch
 
-from tracecli.core.dims import same_shape
+from tracecli.core import dtypes
+from tracecli.core.dims import exact_div, same_shape
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import convert, expect_tensor, symbol
@@ -118,3 +120,35 @@ def kron(input, other):
     b_view = prims.reshape(b, tuple(v for s in b_shape for v in (1, s)))
     product = mul.decomposition(a_view, b_view)
     return prims.reshape(product, tuple(s * t for s, t in zip(a_shape, b_shape, strict=True)))
+
+
+@symbol(torch.combinations)
+def combinations(input, r=2, with_replacement=False):
+    """the r-element combinations of a vector's elements (an element repeated too, if
+    with_replacement), as rows in lexicographic order of their positions"""
+    input = expect_tensor(input, "combinations")
+    if input.ndim != 1:
+        raise ShapeError(f"combinations expects a 1-d tensor, got shape {list(input.shape)}")
+    if r < 0:
+        raise ShapeError(f"combinations expects a non-negative r, got {r}")
+    if r == 0:
+        return prims.full((0,), convert(0, input.dtype), device=input.device, dtype=input.dtype)
+    n = input.shape[0]
+    # How many: n choose r, or (n + r - 1) choose r with repeats, as a polynomial in n.
+    count = exact_div(math.prod(n + i if with_replacement else n - i for i in range(r)), math.factorial(r))
+    # Every r-tuple of positions, row-major; those in order (strictly, or with repeats) are
+    # the combinations, listed first, in order, by a stable sort of the "out of order" flags.
+    grid = (n,) * r
+    places = prims.iota(n, 0, 1, device=input.device, dtype=dtypes.int64)
+    positions = [prims.reshape(prims.broadcast_in_dim(places, grid, (j,)), (n**r,)) for j in range(r)]
+    in_order = None
+    for a, b in zip(positions, positions[1:], strict=False):
+        step = prims.le(a, b) if with_replacement else prims.lt(a, b)
+        in_order = step if in_order is None else prims.bitwise_and(in_order, step)
+    if in_order is not None:
+        out_of_order = prims.convert_element_type(prims.logical_not(in_order), dtypes.int64)
+        _, order = prims.sort(out_of_order, 0, False, True)
+        chosen = prims.slice(order, (0,), (count,))
+        positions = [prims.take(p, chosen, 0) for p in positions]
+    columns = [prims.reshape(prims.take(input, p, 0), (count, 1)) for p in positions]
+    return columns[0] if len(columns) == 1 else prims.cat(columns, 1)
