@@ -183,6 +183,13 @@ case("pad", "replicate", lambda x: F.pad(x, (1, 2, 0, 3), mode="replicate"), T("
 case("pad", "circular", lambda x: F.pad(x, (2, 3), mode="circular"), T("f32", (1, 2, 5)))
 case("pad", "circular-2d", lambda x: F.pad(x, (1, 1, 1, 0), mode="circular"), T("f32", (1, 1, 3, 3)))
 case("pad", "constant_pad_nd", lambda x: torch.constant_pad_nd(x, (1, 1), 2.0), T("f32", (2, 2)))
+# Negative amounts crop: reflect and replicate extend the whole input first, circular wraps what is left.
+case("pad", "reflect-crop", lambda x: F.pad(x, (-1, 3), mode="reflect"), T("f32", (2, 3, 4)))
+case("pad", "reflect-crop-2d", lambda x: F.pad(x, (2, -3, -1, 1), mode="reflect"), T("f32", (1, 2, 4, 4)))
+case("pad", "replicate-crop-all", lambda x: F.pad(x, (-4, 5), mode="replicate"), T("f32", (1, 2, 4)))
+case("pad", "replicate-crop-both", lambda x: F.pad(x, (-2, -1, 1, -2), mode="replicate"), T("i64", (2, 3, 5)))
+case("pad", "circular-crop", lambda x: F.pad(x, (-1, 3), mode="circular"), T("f32", (1, 2, 4)))
+case("pad", "circular-crop-to-nothing", lambda x: F.pad(x, (-3, -1), mode="circular"), T("f32", (1, 2, 4)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -230,6 +237,9 @@ def test_refused_like_eager(fn, arg):
 
 REFUSED_CLEARLY = (
     ("pad-reflect-too-wide", lambda x: F.pad(x, (3, 0), mode="reflect"), (torch.rand(1, 3),), "smaller"),
+    ("pad-reflect-crop-too-wide", lambda x: F.pad(x, (-1, 4), mode="reflect"), (torch.rand(1, 4),), "smaller"),
+    ("pad-replicate-crop-all", lambda x: F.pad(x, (-3, -1), mode="replicate"), (torch.rand(1, 4),), "nothing"),
+    ("pad-circular-wraps-twice", lambda x: F.pad(x, (-1, 4), mode="circular"), (torch.rand(1, 4),), "exceed"),
 )
 
 

@@ -540,14 +540,21 @@ def pad(input, pad, mode="constant", value=None):
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of an input with one or two more, "
             f"got {list(amounts)} for {list(input.shape)}"
         )
-    if any(lo < 0 or hi < 0 for lo, hi in pairs):
-        raise ShapeError(f"pad: mode {mode!r} needs non-negative padding, got {list(amounts)}")
+    # Negative amounts crop. circular crops first and wraps what is left; reflect and
+    # replicate extend the whole input first, then crop, as torch does.
     x = input
     for dim, (lo, hi) in enumerate(pairs):
-        if lo or hi:
-            x = _border(x, dim, lo, hi, mode)
+        size = x.shape[dim]
+        crop = (max(-lo, 0), size - max(-hi, 0))
+        if mode == "circular" and (lo < 0 or hi < 0):
+            x = _slice_dim(x, dim, *crop)
+        if lo > 0 or hi > 0:
+            x = _border(x, dim, max(lo, 0), max(hi, 0), mode)
+        if mode != "circular" and (lo < 0 or hi < 0):
+            if not size + lo + hi > 0:
+                raise ShapeError(f"pad: {list(amounts)} leaves nothing of dimension {dim} (size {size})")
+            x = _slice_dim(x, dim, crop[0], crop[1] + max(lo, 0) + max(hi, 0))
     return x
-
 
 
 _pad = pad  # for the adapter below, whose own parameter is named `pad`, as torch's is
