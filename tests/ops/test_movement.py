@@ -53,6 +53,10 @@ case("stack", "promote", lambda a, b: torch.stack([a, b]), T("f32", (2,)), T("f6
 case("stack", "promote-int-half", lambda a, b: torch.stack([a, b]), T("i64", (2,)), T("f16", (2,)))
 case("stack", "0d", lambda a, b: torch.stack([a, b]), T("f32", ()), T("i64", ()))
 case("stack", "single", lambda a: torch.stack([a]), T("f32", (3,)))
+case(("unbind", "clone"), "unbind_copy", lambda x: torch.unbind_copy(x, 1), T("f32", (2, 3)))
+case(("split", "clone"), "split_copy", lambda x: torch.split_copy(x, 2), T("i64", (5,)))
+case(("split", "clone"), "split_with_sizes_copy",
+     lambda x: [p.add_(1) for p in torch.split_with_sizes_copy(x, [1, 2], 1)] + [x], T("f32", (2, 3)))
 case("unflatten", "method", lambda x: x.unflatten(1, (3, 4)), T("f32", (2, 12)))
 case("unflatten", "fn-minus-one", lambda x: torch.unflatten(x, -1, (2, -1)), T("f32", (2, 12)))
 case("unflatten", "heads", lambda x: x.unflatten(-1, (2, 2, 3)), T("bf16", (2, 12)))

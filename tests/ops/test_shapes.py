@@ -107,6 +107,20 @@ case("expand", "meshgrid-xy", lambda a, b, c: torch.meshgrid([a, b, c], indexing
      T("i64", (4,)), T("i64", (2,)))
 case("expand", "meshgrid-0d", lambda a, b: torch.meshgrid(a, b, indexing="xy"), T("f32", ()), T("f32", (5,)))
 
+# --- the *_copy spellings: the view, then a clone (a write to the result leaves the input) --------
+
+case(("permute", "clone"), "permute_copy", lambda x: (torch.permute_copy(x, (1, 0)).add_(1), x), T("f32", (2, 3)))
+case(("transpose", "clone"), "transpose_copy", lambda x: torch.transpose_copy(x, 0, -1), X3)
+case(("transpose", "clone"), "t_copy", torch.t_copy, T("i64", (2, 3)))
+case(("reshape", "clone"), "view_copy", lambda x: torch.view_copy(x, (3, 2)), T("f32", (2, 3)))
+case(("unsqueeze", "clone"), "unsqueeze_copy", lambda x: torch.unsqueeze_copy(x, 1), T("bool", (2, 3)))
+case(("squeeze", "clone"), "squeeze_copy", lambda x: torch.squeeze_copy(x, (0, 2)), T("f32", (1, 3, 1)))
+case(("expand", "clone"), "expand_copy", lambda x: torch.expand_copy(x, (2, 3, 4)).add_(1), T("f32", (3, 1)))
+case(("select", "clone"), "select_copy", lambda x: (torch.select_copy(x, 1, -1).mul_(2), x), T("f32", (3, 4)))
+case(("getitem", "clone"), "slice_copy", lambda x: torch.slice_copy(x, -1, 1, None, 2), T("f32", (3, 5)))
+case(("diagonal", "clone"), "diagonal_copy", lambda x: (torch.diagonal_copy(x, 1).add_(1), x), T("f32", (3, 4)))
+case(("unfold", "clone"), "unfold_copy", lambda x: torch.unfold_copy(x, 0, 2, 1).add_(1), T("f32", (4,)))
+
 # --- select, diagonal, unfold, narrow_copy --------------------------------------------------------
 
 for _dtype in ("f32", "i64", "bool", "bf16"):
@@ -291,6 +305,20 @@ def test_a_write_through_a_diagonal_reaches_its_base_through_diagonal_scatter():
     for got, want in zip(compile_trace(program.trace)(got_x), f(want_x), strict=True):
         torch.testing.assert_close(got, want)
     torch.testing.assert_close(got_x, want_x)
+
+
+def test_alias_and_detach_copies_are_clones():
+    def f(x):
+        a = torch.alias_copy(x)
+        a.add_(1)
+        return a, torch.detach_copy(x), x
+
+    check_case(Case("alias_copy-write", f, (T("f32", (3,)),), ("clone",)))
+
+
+def test_the_out_variants_of_copies_are_refused_at_the_line():
+    with pytest.raises(TracingError, match="writes its result into `out`"):
+        trace_callable(lambda x, z: torch.permute_copy(x, (1, 0), out=z), (torch.rand(2, 3), torch.rand(3, 2)))
 
 
 def _write_through_unfold(x):

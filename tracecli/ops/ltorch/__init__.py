@@ -26,6 +26,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     reductions,
     selection,
     shapes,
+    shapes_copies,
 )
 from tracecli.ops.ltorch._base import ALL
 
