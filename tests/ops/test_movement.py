@@ -69,6 +69,7 @@ case("split", "tensor_split-more-sections", lambda x: x.tensor_split(5), T("f32"
 case("split", "tensor_split-indices", lambda x: torch.tensor_split(x, [1, 3], 1), T("f32", (2, 5)))
 case("split", "tensor_split-negative-and-past", lambda x: x.tensor_split((-2, 9)), T("bool", (5, 2)))
 case("split", "tensor_split-kw", lambda x: x.tensor_split(indices=[2]), T("f32", (4,)))
+case("split", "tensor_split-aten", lambda x: torch.ops.aten.tensor_split.indices(x, [1, 2]), T("f32", (4,)))
 case("split", "hsplit", lambda x: torch.hsplit(x, 2), T("f32", (3, 4)))
 case("split", "hsplit-vector", lambda x: x.hsplit([1, 2]), T("i64", (5,)))
 case("split", "vsplit", lambda x: torch.vsplit(x, [2]), X3)

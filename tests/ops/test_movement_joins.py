@@ -41,6 +41,9 @@ case("block_diag", "mixed-ranks", lambda a, b, c: torch.block_diag(a, b, c), T("
 case("block_diag", "empty-blocks", lambda a, b, c: torch.block_diag(a, b, c), T("f32", (2, 0)), T("f32", (0, 3)),
      T("f32", (1, 1)))
 case("block_diag", "single", torch.block_diag, T("bool", (2, 2)))
+case("block_diag", "aten", lambda a, b: torch.ops.aten.block_diag.default([a, b]), T("f32", (2, 2)), T("f32", (1, 3)))
+case("cartesian_prod", "aten", lambda a, b: torch.ops.aten.cartesian_prod.default([a, b]), T("i64", (2,)),
+     T("i64", (3,)))
 case("cartesian_prod", "two", lambda a, b: torch.cartesian_prod(a, b), T("f32", (3,)), T("f32", (2,)))
 case("cartesian_prod", "three", lambda a, b, c: torch.cartesian_prod(a, b, c), T("i64", (2,)), T("i64", (3,)),
      T("i64", (2,)))

@@ -102,6 +102,8 @@ case("reshape", "atleast_3d-matrix", torch.atleast_3d, T("f32", (2, 3)))
 case("expand", "broadcast_tensors", torch.broadcast_tensors, T("f32", (3, 1)), T("i64", (2, 1, 4)))
 case("expand", "broadcast_tensors-symbolic", lambda a, b: torch.broadcast_tensors(a, b), T("f32", (3, 4)),
      T("f32", (4,)))
+case("expand", "broadcast_tensors-aten", lambda a, b: torch.ops.aten.broadcast_tensors.default([a, b]),
+     T("f32", (3, 1)), T("f32", (4,)))
 case("expand", "meshgrid", lambda a, b: torch.meshgrid(a, b, indexing="ij"), T("f32", (3,)), T("f32", (4,)))
 case("expand", "meshgrid-xy", lambda a, b, c: torch.meshgrid([a, b, c], indexing="xy"), T("i64", (3,)),
      T("i64", (4,)), T("i64", (2,)))
@@ -124,6 +126,7 @@ case(("unfold", "clone"), "unfold_copy", lambda x: torch.unfold_copy(x, 0, 2, 1)
 
 for _dtype in ("f32", "i64", "bool", "bf16"):
     case("select", "method", lambda x: x.select(1, 2), T(_dtype, (3, 4)))
+case("select", "aten", lambda x: torch.ops.aten.select.int(x, 0, 1), T("f32", (3, 4)))
 case("select", "fn-negative", lambda x: torch.select(x, -1, -1), X3)
 case("select", "vector", lambda x: x.select(0, 3), T("f32", (5,)))
 case("select", "size-1", lambda x: x.select(0, 0), T("f32", (1, 3)))

@@ -70,7 +70,26 @@ def column_stack(tensors):
     return _joined(tensors, 1, lambda t: (t.numel, 1) if t.ndim <= 1 else t.shape, "column_stack")
 
 
-@symbol(torch.block_diag)
+def _unpacked(sym):
+    """torch's `f(*tensors)` spelled with one list, as torch.ops.aten's overloads take them."""
+
+    def adapter(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        return sym(*tensors)
+
+    return adapter
+
+
+def _block_diag(*tensors):
+    return _unpacked(block_diag)(*tensors)
+
+
+def _cartesian_prod(*tensors):
+    return _unpacked(cartesian_prod)(*tensors)
+
+
+@symbol(torch.block_diag, adapter=_block_diag)
 def block_diag(*tensors):
     """a matrix with the tensors (as matrices) along its diagonal, zeros elsewhere"""
     mats = [expect_tensor(t, "block_diag") for t in tensors]
@@ -92,7 +111,7 @@ def block_diag(*tensors):
     return rows[0] if len(rows) == 1 else prims.cat(rows, 0)
 
 
-@symbol(torch.cartesian_prod)
+@symbol(torch.cartesian_prod, adapter=_cartesian_prod)
 def cartesian_prod(*tensors):
     """every combination of one element from each vector, as the rows of a matrix"""
     tensors = [expect_tensor(t, "cartesian_prod") for t in tensors]

@@ -275,6 +275,8 @@ def _atleast_3d(*tensors):
 
 @torch_form(torch.broadcast_tensors)
 def _broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])  # torch.ops.aten's spelling: one list
     tensors = [expect_tensor(t, "broadcast_tensors") for t in tensors]
     shape = broadcast_shapes(*(t.shape for t in tensors))
     return tuple(expand(t, *shape) for t in tensors)
