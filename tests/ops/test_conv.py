@@ -54,6 +54,21 @@ case(("conv2d", "pad"), "module-replicate", module(lambda: nn.Conv2d(2, 2, 3, pa
      T("f32", (1, 2, 4, 5)))
 case("conv3d", "F", F.conv3d, T("f32", (1, 2, 4, 5, 5)), T("f32", (3, 2, 2, 3, 3)), T("f32", (3,)))
 case("conv3d", "module", module(lambda: nn.Conv3d(2, 2, 3, padding=1, stride=(1, 2, 2))), T("f32", (1, 2, 3, 5, 5)))
+for _dtype in FLOATS:
+    case("conv_transpose2d", "F", F.conv_transpose2d, T(_dtype, (2, 4, 3, 3)), T(_dtype, (4, 2, 3, 3)), T(_dtype, (2,)))
+case("conv_transpose1d", "stride-output-padding",
+     lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=1, output_padding=2), T("f32", (2, 4, 5)),
+     T("f32", (4, 3, 3)))
+case("conv_transpose1d", "groups-dilation", lambda x, w, b: F.conv_transpose1d(x, w, b, groups=2, dilation=2),
+     T("f64", (2, 4, 6)), T("f64", (4, 3, 2)), T("f64", (6,)))
+case("conv_transpose1d", "unbatched", F.conv_transpose1d, T("f32", (4, 5)), T("f32", (4, 2, 3)))
+case("conv_transpose2d", "tuple-args", lambda x, w: F.conv_transpose2d(x, w, None, (2, 1), (1, 0), (1, 0), 1, (1, 2)),
+     T("f32", (1, 2, 4, 5)), T("f32", (2, 3, 3, 2)))
+case("conv_transpose2d", "module", module(lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)),
+     T("f32", (2, 3, 4, 4)))
+case("conv_transpose3d", "F", lambda x, w: F.conv_transpose3d(x, w, stride=2), T("f32", (1, 2, 2, 3, 3)),
+     T("f32", (2, 2, 2, 2, 2)))
+case("conv_transpose3d", "module", module(lambda: nn.ConvTranspose3d(2, 2, 2, groups=2)), T("f32", (1, 2, 2, 3, 3)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

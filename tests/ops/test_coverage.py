@@ -73,9 +73,15 @@ EXPECTED_FAMILIES = _by_name({
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
-    "conv": "conv1d conv2d conv3d",
-    "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d",
-    "losses": "nll_loss cross_entropy mse_loss",
+    "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d",
+    "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d "
+                "max_pool3d avg_pool3d max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
+                "adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d adaptive_max_pool1d_with_indices "
+                "adaptive_max_pool2d_with_indices adaptive_max_pool3d_with_indices",
+    "sampling": "interpolate pixel_shuffle pixel_unshuffle",
+    "losses": "nll_loss cross_entropy mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
+              "binary_cross_entropy_with_logits kl_div soft_margin_loss margin_ranking_loss hinge_embedding_loss "
+              "poisson_nll_loss",
     "attention": "scaled_dot_product_attention",
     "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
@@ -91,7 +97,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",
     "conversions": "convert_element_type device_put clone copy_to",
-    "conv": "convolution",
+    "conv": "convolution convolution_transpose",
     "checks": "check_all",
 })
 

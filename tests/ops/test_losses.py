@@ -68,6 +68,53 @@ case("mse_loss", "int-target", F.mse_loss, T("f32", (3, 4)), T("i64", (3, 4)))
 case("mse_loss", "legacy", lambda x, t: F.mse_loss(x, t, reduce=False), T("f32", (3, 4)), T("f32", (3, 4)))
 case("mse_loss", "module", module(lambda: nn.MSELoss(reduction="sum")), T("f32", (2, 3)), T("f32", (2, 3)))
 
+# --- elementwise losses ------------------------------------------------------------------------
+
+for _dtype in FLOATS:
+    case("l1_loss", "F", F.l1_loss, T(_dtype, (3, 4)), T(_dtype, (3, 4)))
+    case("smooth_l1_loss", "F", lambda x, t: F.smooth_l1_loss(x, t, beta=0.7), T(_dtype, (3, 4)), T(_dtype, (3, 4)))
+    case("huber_loss", "F", lambda x, t: F.huber_loss(x, t, delta=1.3), T(_dtype, (3, 4)), T(_dtype, (3, 4)))
+    case("binary_cross_entropy_with_logits", "F", F.binary_cross_entropy_with_logits, T(_dtype, (3, 4)),
+         T(_dtype, (3, 4), "pos"))
+for _reduction in ("none", "sum", "mean"):
+    case("l1_loss", _reduction, lambda x, t, r=_reduction: F.l1_loss(x, t, reduction=r), T("f32", (2, 3)),
+         T("f32", (2, 3)))
+    case("kl_div", _reduction, lambda x, t, r=_reduction: F.kl_div(x, t, reduction=r), T("f32", (2, 3)),
+         T("f32", (2, 3), "pos"))
+case("l1_loss", "broadcast-weight", lambda x, t, w: F.l1_loss(x, t, weight=w), T("f32", (3, 4)), T("f32", (3, 4)),
+     T("f32", (3, 4), "pos"))
+case("l1_loss", "int-target", F.l1_loss, T("f32", (3, 4)), T("i64", (3, 4)))
+case("l1_loss", "module", module(lambda: nn.L1Loss(reduction="sum")), T("f32", (2, 3)), T("f32", (2, 3)))
+case("smooth_l1_loss", "beta-0", lambda x, t: F.smooth_l1_loss(x, t, beta=0.0), T("f32", (3, 4)), T("f32", (3, 4)))
+case("smooth_l1_loss", "module", module(lambda: nn.SmoothL1Loss(reduction="none")), T("f64", (5,)), T("f64", (5,)))
+case("huber_loss", "weight", lambda x, t, w: F.huber_loss(x, t, weight=w), T("f32", (3, 4)), T("f32", (3, 4)),
+     T("f32", (3, 4), "pos"))
+case("huber_loss", "module", module(lambda: nn.HuberLoss(reduction="sum", delta=0.5)), T("f32", (4,)), T("f32", (4,)))
+case(("binary_cross_entropy", "sigmoid"), "F", lambda x, t: F.binary_cross_entropy(x.sigmoid(), t.sigmoid()),
+     T("f32", (3, 4)), T("f32", (3, 4)))
+case(("binary_cross_entropy", "sigmoid"), "weight-none",
+     lambda x, t, w: F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), w, reduction="none"), T("f64", (3, 4)),
+     T("f64", (3, 4)), T("f64", (4,), "pos"))
+case("binary_cross_entropy", "saturated", lambda x, t: F.binary_cross_entropy(x, t),
+     L((0.0, 1.0, 0.5), "f32"), L((1.0, 0.0, 0.5), "f32"))
+case("binary_cross_entropy_with_logits", "pos_weight",
+     lambda x, t, p: F.binary_cross_entropy_with_logits(x, t, pos_weight=p), T("f32", (3, 4)), T("f32", (3, 4), "pos"),
+     T("f32", (4,), "pos"))
+case("binary_cross_entropy_with_logits", "module", module(lambda: nn.BCEWithLogitsLoss(reduction="sum")),
+     T("f32", (2, 3)), T("f32", (2, 3), "pos"))
+case("kl_div", "batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"), T("f32", (2, 3)), T("f32", (2, 3), "pos"))
+case("kl_div", "log-target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True), T("f32", (2, 3)),
+     T("f32", (2, 3)))
+case("kl_div", "zero-target", lambda x, t: F.kl_div(x, t, reduction="none"), T("f32", (3,)), L((0.0, 0.5, 1.0), "f32"))
+case("soft_margin_loss", "F", F.soft_margin_loss, T("f32", (3, 4)), L(((1.0, -1.0, 1.0, -1.0),), "f32"))
+case("margin_ranking_loss", "F", lambda a, b, t: F.margin_ranking_loss(a, b, t, margin=0.3), T("f32", (5,)),
+     T("f32", (5,)), L((1.0, -1.0, 1.0, -1.0, 1.0), "f32"))
+case("hinge_embedding_loss", "F", lambda x, t: F.hinge_embedding_loss(x, t, margin=0.5, reduction="none"),
+     T("f32", (4,)), L((1.0, -1.0, 1.0, -1.0), "f32"))
+case("poisson_nll_loss", "log-input", F.poisson_nll_loss, T("f32", (3, 4)), T("f32", (3, 4), "pos"))
+case("poisson_nll_loss", "full", lambda x, t: F.poisson_nll_loss(x, t, log_input=False, full=True, reduction="sum"),
+     T("f64", (3, 4), "pos"), T("f64", (3, 4), "pos"))
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):

@@ -17,6 +17,7 @@ import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import FunctionType
 
 import numpy
 import torch
@@ -40,6 +41,7 @@ from tracecli.frontend.arguments import (
     unique_module_tensors,
 )
 from tracecli.frontend.containers import hidden_tensor
+from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.overrides import tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
@@ -296,6 +298,8 @@ class _Tracer:
         return sizes[canonical_dim(dim, len(shape))]
 
     def on_torch_call(self, func, args: tuple, kwargs: dict):
+        if type(func) is FunctionType and func in DROPPED:  # a user's callable may be unhashable
+            kwargs = restore(func, kwargs)
         if self.watch is not None:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()

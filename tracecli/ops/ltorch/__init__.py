@@ -24,6 +24,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     nn,
     pooling,
     reductions,
+    sampling,
     selection,
     shapes,
     shapes_copies,

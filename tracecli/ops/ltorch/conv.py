@@ -1,4 +1,5 @@
-"""Convolutions: conv1d/2d/3d onto prims.convolution."""
+"""Convolutions: conv1d/2d/3d onto prims.convolution, conv_transpose1d/2d/3d onto
+prims.convolution_transpose."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -83,3 +84,40 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) inputs"""
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(n: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    op = f"conv_transpose{n}d"
+    input, weight = expect_tensor(input, op), expect_tensor(weight, op)
+    if weight.ndim != n + 2:
+        raise ShapeError(f"{op} expects a weight with {n + 2} dimensions, got {list(weight.shape)}")
+    if input.ndim not in (n + 1, n + 2):
+        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
+    if input.dtype != weight.dtype or (bias is not None and expect_tensor(bias, op).dtype != input.dtype):
+        raise ShapeError(f"{op} expects input, weight and bias of one dtype, got {input.dtype.name} and "
+                         f"{weight.dtype.name}" + (f" and {bias.dtype.name}" if bias is not None else ""))
+    unbatched = input.ndim == n + 1
+    x = prims.reshape(input, (1,) + input.shape) if unbatched else input
+    out = prims.convolution_transpose(
+        x, weight, bias, ntuple(stride, n, "stride"), ntuple(padding, n, "padding"),
+        ntuple(output_padding, n, "output_padding"), ntuple(dilation, n, "dilation"), int(groups),
+    )
+    return prims.reshape(out, out.shape[1:]) if unbatched else out
+
+
+@symbol(F.conv_transpose1d, autocast=everywhere(Policy.LOWER))
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution over (N, C, L) or (C, L) inputs"""
+    return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@symbol(F.conv_transpose2d, autocast=everywhere(Policy.LOWER))
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution over (N, C, H, W) or (C, H, W) inputs"""
+    return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@symbol(F.conv_transpose3d, autocast=everywhere(Policy.LOWER))
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W) inputs"""
+    return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)

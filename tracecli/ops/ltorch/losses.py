@@ -1,11 +1,16 @@
-"""Losses: nll_loss, cross_entropy (class indices or probabilities, label smoothing) and
-mse_loss, composed the way torch composes them so that half precision rounds alike."""
+"""Losses: nll_loss, cross_entropy (class indices or probabilities, label smoothing),
+mse_loss and the elementwise losses (l1, smooth_l1, huber, binary cross entropy with and
+without logits, kl_div, soft margin, margin ranking, hinge embedding, poisson nll),
+composed the way ATen composes them so that half precision rounds alike."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
 
 from __future__ import annotations
 
+import math
+
+import torch
 import torch.nn.functional as F
 from torch.nn import _reduction
 
@@ -17,6 +22,7 @@ from tracecli.ops.ltorch import elementwise as ew
 from tracecli.ops.ltorch import reductions as red
 from tracecli.ops.ltorch._base import compute_dtype, convert, expect_tensor, symbol
 from tracecli.ops.promotion import ShapeError
+from tracecli.ops.torch_bridge import torch_dtype
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -205,3 +211,220 @@ def mse_loss(input, target, reduction="mean", weight=None):
     if reduction == "none":
         return squared
     return red.mean(squared) if reduction == "mean" else red.sum(squared)
+
+
+# --- elementwise losses -------------------------------------------------------------------------
+# Each is ATen's formula (Loss.cpp, LossNLL.cpp) over the broadcast input and target, then
+# reduced by apply_loss_reduction: mean, sum or none.
+
+
+def _reduced(loss, reduction: str, op: str):
+    _check_reduction(reduction, op)
+    if reduction == "none":
+        return loss
+    return red.mean(loss) if reduction == "mean" else red.sum(loss)
+
+
+def _float_pair(input, target, op: str, *, same_shape: str | None = None):
+    input, target = expect_tensor(input, op), expect_tensor(target, op)
+    if same_shape is not None and input.shape != target.shape:
+        raise ShapeError(same_shape.format(target=list(target.shape), input=list(input.shape)))
+    if not (input.dtype.is_float or target.dtype.is_float):
+        raise ShapeError(f"{op} needs a floating point input or target, got {input.dtype.name} and {target.dtype.name}")
+    return input, target
+
+
+def _weighted(loss, weight, reduction: str, op: str, *, by_weights: bool = True):
+    """A loss with per-element weights. F's `mean` divides by the weights' sum for
+    l1_loss, by the element count for huber_loss."""
+    if expect_tensor(weight, op).shape != loss.shape:
+        raise ShapeError(f"{op}: weights {list(weight.shape)} and input {list(loss.shape)} must have the same size")
+    loss = ew.mul(loss, weight)
+    if reduction == "mean" and by_weights:
+        return ew.true_divide(red.sum(loss), red.sum(weight))
+    return _reduced(loss, reduction, op)
+
+
+def _l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction), weight)
+
+
+@symbol(F.l1_loss, adapter=_l1_loss, autocast=everywhere(Policy.FP32))
+def l1_loss(input, target, reduction="mean", weight=None):
+    """|input - target|, optionally weighted, reduced"""
+    input, target = _float_pair(input, target, "l1_loss")
+    loss = ew.abs(ew.sub(input, target))
+    return _reduced(loss, reduction, "l1_loss") if weight is None else _weighted(loss, weight, reduction, "l1_loss")
+
+
+def _smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    return smooth_l1_loss(input, target, _legacy_reduction(size_average, reduce, reduction), beta)
+
+
+@symbol(F.smooth_l1_loss, adapter=_smooth_l1_loss, autocast=everywhere(Policy.FP32))
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """0.5 z² / beta where z = |input - target| < beta, else z - 0.5 beta; reduced"""
+    input, target = _float_pair(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise ShapeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    z, beta, dtype = _in_compute_type(input, target, beta)
+    quadratic = ew.true_divide(ew.mul(ew.mul(z, 0.5), z), beta)
+    loss = convert(ew.where(ew.lt(z, beta), quadratic, ew.sub(z, 0.5 * beta)), dtype)
+    return _reduced(loss, reduction, "smooth_l1_loss")
+
+
+@symbol(F.huber_loss, autocast=everywhere(Policy.FP32))
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 z² where z = |input - target| < delta, else delta (z - 0.5 delta); reduced"""
+    input, target = _float_pair(input, target, "huber_loss")
+    if delta <= 0:
+        raise ShapeError("huber_loss does not support non-positive values for delta.")
+    z, delta, dtype = _in_compute_type(input, target, delta)
+    loss = ew.where(ew.lt(z, delta), ew.mul(ew.mul(z, 0.5), z), ew.mul(ew.sub(z, 0.5 * delta), delta))
+    loss = convert(loss, dtype)
+    if weight is not None:
+        return _weighted(loss, weight, reduction, "huber_loss", by_weights=False)
+    return _reduced(loss, reduction, "huber_loss")
+
+
+def _in_compute_type(input, target, parameter: float):
+    """|input - target| and `parameter` as ATen's pointwise loss kernels hold them: the
+    parameter in the operands' type, the arithmetic in its compute type (float32 for
+    half precision), rounded once at the end (to the returned dtype)."""
+    dtype = ew.sub(input, target).dtype
+    parameter = torch.tensor(parameter, dtype=torch_dtype(dtype)).item()
+    wide = compute_dtype(dtype)
+    return ew.abs(ew.sub(convert(input, wide), convert(target, wide))), parameter, dtype
+
+
+def _binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    return binary_cross_entropy(input, target, weight, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.binary_cross_entropy, adapter=_binary_cross_entropy, autocast=Autocast(cpu=Policy.FP32))
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-(target log(input) + (1 - target) log(1 - input)), each log at least -100; reduced"""
+    input, target = _float_pair(input, target, "binary_cross_entropy", same_shape=(
+        "Using a target size ({target}) that is different to the input size ({input}) is deprecated. Please ensure "
+        "they have the same size."))
+    if input.dtype != target.dtype:
+        raise ShapeError(f"binary_cross_entropy expects input and target of one dtype, got {input.dtype.name} and "
+                         f"{target.dtype.name}")
+    # Eager refuses probabilities outside [0, 1] when it runs: so does the trace.
+    prims.check_all(prims.bitwise_and(prims.ge(input, 0.0), prims.le(input, 1.0)))
+    log_input = prims.maximum(prims.log(input), -100.0)
+    log_rest = prims.maximum(prims.log1p(prims.neg(input)), -100.0)
+    loss = ew.sub(ew.mul(ew.sub(target, 1), log_rest), ew.mul(target, log_input))
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    return _reduced(loss, reduction, "binary_cross_entropy")
+
+
+def _log_sigmoid(x):
+    """min(x, 0) - log1p(exp(-|x|)), ATen's log_sigmoid."""
+    return prims.sub(prims.minimum(x, 0.0), prims.log1p(prims.exp(prims.neg(prims.abs(x)))))
+
+
+def _bce_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    return binary_cross_entropy_with_logits(input, target, weight, _legacy_reduction(size_average, reduce, reduction),
+                                            pos_weight)
+
+
+@symbol(F.binary_cross_entropy_with_logits, adapter=_bce_with_logits, autocast=everywhere(Policy.FP32))
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+    """(1 - target) input - log_sigmoid(input) (weighted by 1 + (pos_weight - 1) target); reduced"""
+    input, target = _float_pair(input, target, "binary_cross_entropy_with_logits", same_shape=(
+        "Target size ({target}) must be the same as input size ({input})"))
+    log_sigmoid = _log_sigmoid(convert(input, compute_dtype(input.dtype)))
+    log_sigmoid = convert(log_sigmoid, input.dtype)
+    if pos_weight is not None:
+        log_sigmoid = ew.mul(log_sigmoid, ew.add(ew.mul(ew.sub(pos_weight, 1), target), 1))
+    loss = ew.sub(ew.mul(ew.rsub(target, 1), input), log_sigmoid)
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    return _reduced(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def _kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    return kl_div(input, target, _legacy_reduction(size_average, reduce, reduction), log_target)
+
+
+@symbol(F.kl_div, adapter=_kl_div, autocast=everywhere(Policy.FP32))
+def kl_div(input, target, reduction="mean", log_target=False):
+    """target (log target - input) pointwise (0 where target is 0); reduced, `batchmean` per batch row"""
+    input, target = expect_tensor(input, "kl_div"), expect_tensor(target, "kl_div")
+    if log_target:
+        loss = ew.mul(ew.exp(target), ew.sub(target, input))
+    else:
+        # xlogy(target, target): 0 where the target is 0, nan stays nan.
+        x_log_x = ew.where(ew.eq(target, 0), 0.0, ew.mul(target, ew.log(target)))
+        loss = ew.sub(x_log_x, ew.mul(target, input))
+    if reduction == "batchmean":
+        summed = red.sum(loss)
+        return summed if input.ndim == 0 else ew.true_divide(summed, input.shape[0])
+    return _reduced(loss, reduction, "kl_div")
+
+
+def _soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return soft_margin_loss(input, target, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.soft_margin_loss, adapter=_soft_margin_loss, autocast=everywhere(Policy.FP32))
+def soft_margin_loss(input, target, reduction="mean"):
+    """log(1 + exp(-target input)); reduced"""
+    input, target = _float_pair(input, target, "soft_margin_loss")
+    product = ew.mul(ew.neg(input), target)
+    return _reduced(prims.log1p(ew.exp(product)), reduction, "soft_margin_loss")
+
+
+def _margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return margin_ranking_loss(input1, input2, target, margin, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.margin_ranking_loss, adapter=_margin_ranking_loss, autocast=everywhere(Policy.FP32))
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """max(0, -target (input1 - input2) + margin); reduced"""
+    for t in (input1, input2, target):
+        expect_tensor(t, "margin_ranking_loss")
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise ShapeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
+                         f"{list(input1.shape)}, input2: {list(input2.shape)}, target: {list(target.shape)} ")
+    loss = ew.add(ew.mul(ew.neg(target), ew.sub(input1, input2)), margin)
+    return _reduced(ew.clamp(loss, 0), reduction, "margin_ranking_loss")
+
+
+def _hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    return hinge_embedding_loss(input, target, margin, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.hinge_embedding_loss, adapter=_hinge_embedding_loss, autocast=everywhere(Policy.FP32))
+def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
+    """input where target is not -1, plus max(0, margin - input) where target is not 1; reduced"""
+    input, target = expect_tensor(input, "hinge_embedding_loss"), expect_tensor(target, "hinge_embedding_loss")
+    zeros = ew.mul(input, 0)
+    margin_part = ew.where(ew.ne(target, 1), ew.clamp(ew.rsub(input, margin), 0), zeros)
+    self_part = ew.where(ew.ne(target, -1), input, zeros)
+    return _reduced(ew.add(margin_part, self_part), reduction, "hinge_embedding_loss")
+
+
+def _poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                      reduction="mean"):
+    return poisson_nll_loss(input, target, log_input, full, eps, _legacy_reduction(size_average, reduce, reduction))
+
+
+@symbol(F.poisson_nll_loss, adapter=_poisson_nll_loss, autocast=everywhere(Policy.FP32))
+def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    """exp(input) - target input (or input - target log(input + eps)), plus Stirling's term with full; reduced"""
+    input, target = expect_tensor(input, "poisson_nll_loss"), expect_tensor(target, "poisson_nll_loss")
+    _check_reduction(reduction, "poisson_nll_loss")
+    if log_input:
+        loss = ew.sub(ew.exp(input), ew.mul(target, input))
+    else:
+        loss = ew.sub(input, ew.mul(target, ew.log(ew.add(input, eps))))
+    if full:
+        stirling = ew.add(ew.sub(ew.mul(target, ew.log(target)), target),
+                          ew.mul(ew.log(ew.mul(target, 2 * math.pi)), 0.5))
+        loss = ew.add(loss, ew.where(ew.le(target, 1), 0.0, stirling))
+    return _reduced(loss, reduction, "poisson_nll_loss")

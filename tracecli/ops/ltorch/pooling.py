@@ -1,4 +1,4 @@
-"""Pooling: max and average pooling (1-D, 2-D) as strided slices of a padded input, one
+"""Pooling: max and average pooling (1-D, 2-D, 3-D) as strided slices of a padded input, one
 per kernel offset, combined elementwise; adaptive average pooling as window sums."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
@@ -13,11 +13,11 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, statically_equal
+from tracecli.core.dims import Dim, active, statically_equal
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.ltorch._base import ALL, compute_dtype, convert, expect_tensor, symbol, torch_form
 from tracecli.ops.ltorch.conv import ntuple
-from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
 
@@ -90,27 +90,82 @@ class _Pool:
         return self.input.shape[: self.lead] + self.out
 
 
-def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+def _checked_max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode) -> _Pool:
     op = f"max_pool{n}d"
     pool = _Pool(op, n, input, kernel_size, stride, padding, dilation, ceil_mode)
-    # torch's CPU kernels: max_pool2d also takes int64, max_pool1d floats only.
-    _check_dtype(op, input, int64_ok=n == 2)
+    # torch's CPU kernels: max_pool2d and 3d also take int64, max_pool1d floats only.
+    _check_dtype(op, input, int64_ok=n > 1)
     for p, k, d in zip(pool.padding, pool.kernel, pool.dilation, strict=True):
         if p > ((k - 1) * d + 1) // 2:
             raise ShapeError(f"{op}: padding should be at most half of the effective kernel size, got pad={p}, "
                              f"kernel_size={k} and dilation={d}")
+    return pool
+
+
+def _lowest(dtype):
+    return -math.inf if dtype.is_float else -(2**63)
+
+
+def _max_pool(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+    pool = _checked_max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode)
     # Padding never wins a maximum; NaN propagates through prims.maximum as through the kernel.
-    windows = pool.windows(input, -math.inf if input.dtype.is_float else -(2**63))
+    windows = pool.windows(input, _lowest(input.dtype))
     out = next(windows)
     for window in windows:
         out = prims.maximum(out, window)
     return out
 
 
-def _max_pool_form(name: str, with_indices):
+def _read_positions(pool: _Pool, offset: tuple[int, ...], device: str):
+    """For one kernel offset: the flat index into the input's spatial dims each output
+    position reads, and whether that position is inside the input (not padding)."""
+    index = inside = None
+    for i, (size, s, p, d, o, k) in enumerate(zip(pool.sizes, pool.stride, pool.padding, pool.dilation, pool.out,
+                                                   offset, strict=True)):
+        along = prims.iota(o, k * d - p, s, device=device, dtype=dtypes.int64)
+        at = prims.broadcast_in_dim(along, pool.out_shape, (pool.lead + i,))
+        ok = prims.bitwise_and(prims.ge(at, 0), prims.lt(at, size))
+        index = at if index is None else prims.add(prims.mul(index, size), at)
+        inside = ok if inside is None else prims.bitwise_and(inside, ok)
+    return index, inside
+
+
+def _max_pool_with_indices(n: int, input, kernel_size, stride, padding, dilation, ceil_mode):
+    """(maxima, their flat spatial indices) as ATen's kernel scans each window: in order,
+    a larger value or any NaN takes over, and a window of nothing above the lowest value
+    points at its first position inside the input."""
+    pool = _checked_max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode)
+    lowest, device = _lowest(input.dtype), input.device
+    best = prims.full(pool.out_shape, lowest, device=device, dtype=input.dtype)
+    index = prims.full(pool.out_shape, 0, device=device, dtype=dtypes.int64)
+    found = prims.full(pool.out_shape, False, device=device, dtype=dtypes.bool8)
+    offsets = itertools.product(*(range(k) for k in pool.kernel))
+    for offset, window in zip(offsets, pool.windows(input, lowest), strict=True):
+        at, inside = _read_positions(pool, offset, device)
+        index = prims.where(prims.bitwise_and(inside, prims.logical_not(found)), at, index)
+        found = prims.bitwise_or(found, inside)
+        larger = prims.gt(window, best)
+        if input.dtype.is_float:
+            larger = prims.bitwise_or(larger, prims.ne(window, window))
+        take = prims.bitwise_and(inside, larger)
+        best = prims.where(take, window, best)
+        index = prims.where(take, at, index)
+    return best, index
+
+
+def _max_pool_form(name: str):
     def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         if return_indices:
-            return opaque_symbol(with_indices)(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+            return ALL[f"{name}_with_indices"](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+def _with_indices_form(name: str):
+    # F.max_poolNd_with_indices always returns both; return_indices is only passed along.
+    def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
         return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
 
     adapter.__name__ = f"_{name}"
@@ -126,13 +181,13 @@ def _torch_max_pool(name: str):
     return adapter
 
 
-@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d", F.max_pool1d_with_indices))
+@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d"))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last dimension"""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d", F.max_pool2d_with_indices))
+@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d"))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last two dimensions"""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -227,6 +282,31 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
 torch_form(torch.max_pool1d)(_torch_max_pool("max_pool1d"))
 torch_form(torch.max_pool2d)(_torch_max_pool("max_pool2d"))
 
+@symbol(F.max_pool3d, adapter=_max_pool_form("max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """maximum over sliding windows of the last three dimensions"""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool1d_with_indices, adapter=_with_indices_form("max_pool1d_with_indices"))
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its index along the last dimension) over sliding windows"""
+    return _max_pool_with_indices(1, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool2d_with_indices, adapter=_with_indices_form("max_pool2d_with_indices"))
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its flat index over the last two dimensions) over sliding windows"""
+    return _max_pool_with_indices(2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@symbol(F.max_pool3d_with_indices, adapter=_with_indices_form("max_pool3d_with_indices"),
+        autocast=Autocast(cpu=Policy.FP32))
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """(maximum, its flat index over the last three dimensions) over sliding windows"""
+    return _max_pool_with_indices(3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
 @symbol(F.avg_pool1d)
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """mean over sliding windows of the last dimension"""
@@ -238,6 +318,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """mean over sliding windows of the last two dimensions"""
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@symbol(F.avg_pool3d, autocast=Autocast(cpu=Policy.FP32))
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """mean over sliding windows of the last three dimensions"""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 # --- adaptive average pooling ---------------------------------------------------------------
@@ -302,3 +389,132 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_avg_pool2d(input, output_size):
     """mean over output_size windows covering the last two dimensions"""
     return _adaptive_avg_pool(2, input, output_size)
+
+
+@symbol(F.adaptive_avg_pool3d, autocast=Autocast(cpu=Policy.FP32))
+def adaptive_avg_pool3d(input, output_size):
+    """mean over output_size windows covering the last three dimensions"""
+    return _adaptive_avg_pool(3, input, output_size)
+
+
+# --- adaptive max pooling -------------------------------------------------------------------
+
+
+def _adaptive_windows(size, out: int, device: str):
+    """torch's adaptive windows along one dimension: [floor(i*L/out), ceil((i+1)*L/out)),
+    as start and end index vectors, and the longest window's length (static: with a
+    symbolic size, the example's, held by a guard)."""
+    positions = prims.iota(out, 0, 1, device=device, dtype=dtypes.int64)
+    starts = prims.div(prims.mul(positions, size), out)
+    ends = prims.div(prims.add(prims.mul(prims.add(positions, 1), size), out - 1), out)
+    if isinstance(size, Dim):
+        longest = -(-size // out) + 1  # no window is longer
+        widest = active().example(longest)
+        if not longest <= widest:  # decided true at the example: a guard that retraces longer windows
+            raise AssertionError("the example's windows are longer than its own bound")
+    else:
+        widest = max(-(-(i + 1) * size // out) - (i * size) // out for i in range(out))
+    return starts, ends, widest
+
+
+def _adaptive_max(input, n: int, output_size, op: str, with_indices: bool):
+    input = expect_tensor(input, op)
+    if input.ndim not in (n + 1, n + 2):
+        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
+    if not input.dtype.is_float:
+        raise ShapeError(f'"{op}" not implemented for {input.dtype.name}')
+    lead = input.ndim - n
+    sizes = input.shape[lead:]
+    if not isinstance(output_size, (tuple, list)):
+        output_size = (output_size,) * n
+    if len(output_size) != n:
+        raise ShapeError(f"{op}: output_size must have {n} entries, got {list(output_size)}")
+    out = tuple(size if o is None else o if isinstance(o, Dim) else int(o)
+                for o, size in zip(output_size, sizes, strict=True))
+    if any(s < 1 for s in sizes) or any(o < 1 for o in out):
+        raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
+    device, lowest = input.device, _lowest(input.dtype)
+    # Separable, last dimension first: per row the first maximum (or last NaN), then the
+    # first row holding the overall one, which is the first maximum in row-major order,
+    # as ATen's scan finds it. `flat` follows each value's flat spatial index.
+    values, flat, stride = input, None, 1
+    for i in reversed(range(n)):
+        dim, size, o = lead + i, sizes[i], out[i]
+        starts, ends, widest = _adaptive_windows(size, o, device)
+        shape = values.shape[:dim] + (o,) + values.shape[dim + 1 :]
+        best = prims.full(shape, lowest, device=device, dtype=input.dtype)
+        index = found = None
+        for j in range(widest):
+            position = prims.add(starts, j)
+            inside = prims.broadcast_in_dim(prims.lt(position, ends), shape, (dim,))
+            position = prims.minimum(position, size - 1)
+            candidate = prims.take(values, position, dim)
+            if not with_indices:
+                best = prims.where(inside, prims.maximum(best, candidate), best)
+                continue
+            at = prims.mul(prims.broadcast_in_dim(position, shape, (dim,)), stride)
+            if flat is not None:
+                at = prims.add(at, prims.take(flat, position, dim))
+            if index is None:
+                index, found = at, inside
+            index = prims.where(prims.bitwise_and(inside, prims.logical_not(found)), at, index)
+            found = prims.bitwise_or(found, inside)
+            larger = prims.bitwise_or(prims.gt(candidate, best), prims.ne(candidate, candidate))
+            take = prims.bitwise_and(inside, larger)
+            best = prims.where(take, candidate, best)
+            index = prims.where(take, at, index)
+        values, flat, stride = best, index, stride * size
+    return (values, flat) if with_indices else values
+
+
+def _adaptive_max_form(name: str):
+    def adapter(input, output_size, return_indices=False):
+        return ALL[f"{name}_with_indices" if return_indices else name](input, output_size)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(F.adaptive_max_pool1d, adapter=_adaptive_max_form("adaptive_max_pool1d"))
+def adaptive_max_pool1d(input, output_size):
+    """maximum over output_size windows covering the last dimension"""
+    return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", False)
+
+
+@symbol(F.adaptive_max_pool2d, adapter=_adaptive_max_form("adaptive_max_pool2d"))
+def adaptive_max_pool2d(input, output_size):
+    """maximum over output_size windows covering the last two dimensions"""
+    return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", False)
+
+
+@symbol(F.adaptive_max_pool3d, adapter=_adaptive_max_form("adaptive_max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
+def adaptive_max_pool3d(input, output_size):
+    """maximum over output_size windows covering the last three dimensions"""
+    return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d", False)
+
+
+def _adaptive_with_indices_form(name: str):
+    def adapter(input, output_size, return_indices=False):
+        return ALL[name](input, output_size)
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+@symbol(F.adaptive_max_pool1d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool1d_with_indices"))
+def adaptive_max_pool1d_with_indices(input, output_size):
+    """(maximum, its index) over output_size windows covering the last dimension"""
+    return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", True)
+
+
+@symbol(F.adaptive_max_pool2d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool2d_with_indices"))
+def adaptive_max_pool2d_with_indices(input, output_size):
+    """(maximum, its flat index) over output_size windows covering the last two dimensions"""
+    return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", True)
+
+
+@symbol(F.adaptive_max_pool3d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool3d_with_indices"),
+        autocast=Autocast(cpu=Policy.FP32))
+def adaptive_max_pool3d_with_indices(input, output_size):
+    """(maximum, its flat index) over output_size windows covering the last three dimensions"""
+    return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d", True)
