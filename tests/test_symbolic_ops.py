@@ -24,14 +24,14 @@ FULL = os.environ.get("TRACECLI_SYMBOLIC_MATRIX") == "1"
 MIN_SYMBOLIC = {
     "activations": 57, "attention": 39, "checks": 1, "conv": 27, "conversions": 51, "elementwise": 1003,
     "factories": 70, "indexing": 88, "inplace": 41, "library": 6, "linalg": 93, "logical": 34, "losses": 102,
-    "movement": 48, "nn": 84, "pooling": 71, "reductions": 327, "reductions_norms": 106, "reductions_order": 113,
-    "sampling": 13, "selection": 71, "shapes": 61,
+    "movement": 106, "movement_joins": 37, "nn": 84, "pooling": 71, "reductions": 327, "reductions_norms": 106,
+    "reductions_order": 113, "sampling": 13, "selection": 71, "shapes": 145,
 }
 MIN_SYMBOLIC_SAMPLED = {
     "activations": 8, "attention": 6, "checks": 0, "conv": 5, "conversions": 12, "elementwise": 198,
     "factories": 16, "indexing": 16, "inplace": 10, "library": 3, "linalg": 16, "logical": 7, "losses": 7,
-    "movement": 6, "nn": 20, "pooling": 13, "reductions": 51, "reductions_norms": 20, "reductions_order": 17,
-    "sampling": 7, "selection": 12, "shapes": 8,
+    "movement": 18, "movement_joins": 8, "nn": 20, "pooling": 13, "reductions": 51, "reductions_norms": 20,
+    "reductions_order": 17, "sampling": 7, "selection": 12, "shapes": 28,
 }
 
 

@@ -65,8 +65,11 @@ EXPECTED_FAMILIES = _by_name({
                   "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
     "reductions_norms": "vector_norm dist renorm",
-    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
-    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
+    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad ravel select diagonal unfold narrow_copy "
+              "diag diag_embed diagflat",
+    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 take "
+                "tril_indices triu_indices",
+    "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod combinations kron",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",
@@ -92,7 +95,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
     "reductions": "sum prod amax amin var cumsum cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue",
-    "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
+    "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",

@@ -20,6 +20,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     logical,
     losses,
     movement,
+    movement_joins,
     nn,
     pooling,
     reductions,
@@ -28,6 +29,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     sampling,
     selection,
     shapes,
+    shapes_copies,
 )
 from tracecli.ops.ltorch._base import ALL
 
