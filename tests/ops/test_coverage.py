@@ -60,7 +60,8 @@ EXPECTED_FAMILIES = _by_name({
     "elementwise": "add sub rsub mul true_divide floor_divide pow maximum minimum eq ne lt le gt ge neg abs exp log "
                    "sin cos tanh sqrt rsqrt erf reciprocal where clamp",
     "activations": "sigmoid relu gelu silu",
-    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift bitwise_not logical_and "
+               "logical_or logical_xor logical_not",
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
@@ -80,7 +81,7 @@ EXPECTED_FAMILIES = _by_name({
 EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
                    "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
-    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not bitwise_left_shift bitwise_right_shift",
     "reductions": "sum amax amin var cumsum",
     "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
