@@ -54,6 +54,7 @@ case("bitwise_right_shift", "number-left", lambda a: 1000 >> a, T("i64", (3, 4),
 case("bitwise_left_shift", "bool-by-number", lambda a: a << 2, T("bool", (3, 4)))
 case("bitwise_left_shift", "u8-by-big-number", lambda a: a << 300, T("u8", (3, 4)))
 case("bitwise_right_shift", "method", lambda a, b: a.bitwise_right_shift(b), T("i64", (3, 4)), T("i32", (4,), "small"))
+case("bitwise_left_shift", "inplace", lambda a: a.__ilshift__(2), T("i64", (3, 4)))
 case("bitwise_right_shift", "inplace", lambda a, b: a.bitwise_right_shift_(b), T("i16", (3, 4)),
      T("i16", (4,), "small"))
 
