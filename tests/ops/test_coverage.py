@@ -72,7 +72,8 @@ EXPECTED_FAMILIES = _by_name({
                            "shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v "
                            "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
                            "laguerre_polynomial_l legendre_polynomial_p zeta",
-    "activations": "sigmoid relu gelu silu",
+    "activations": "sigmoid relu gelu silu hardtanh relu6 leaky_relu rrelu prelu threshold elu selu celu softplus mish "
+                   "logsigmoid softsign tanhshrink hardsigmoid hardswish softshrink hardshrink glu softmin",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift bitwise_not logical_and "
                "logical_or logical_xor logical_not",
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
