@@ -148,6 +148,12 @@ case("lerp", "inplace", lambda a, b: a.lerp_(b, 0.3), T("f32", (3, 4)), T("f32",
 case("lerp", "special", torch.lerp, L(SPECIAL, "f32"), L(SPECIAL[::-1], "f32"),
      L((0.0, 0.3, 1.0, 0.6, 0.2, 0.9, 2.0, -1.0), "f32"))
 
+# torch casts a zero-dim tensor of another dtype to the half type before computing in float32.
+for _half in ("f16", "bf16"):
+    case("lerp", "half-0d-f32", torch.lerp, T(_half, (64,)), T(_half, (64,)), L(0.7123, "f32"), exact=True)
+    case("addcmul", "half-0d-f32", torch.addcmul, T(_half, (64,)), L(0.3123, "f32"), T(_half, (64,)), exact=True)
+    case("logaddexp", "half-0d-f64", torch.logaddexp, T(_half, (64,)), L(-1.7071, "f64"), exact=True)
+
 # --- powers and exponents -------------------------------------------------------------------------
 
 binary("float_power", {"fn": torch.float_power, "method": lambda a, b: a.float_power(b)},

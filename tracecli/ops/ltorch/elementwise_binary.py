@@ -52,9 +52,11 @@ def _float_result(dtype):
 
 
 def _in_compute_dtype(dtype, *operands):
-    """The operands converted to `dtype`'s compute dtype (float32 for half precision,
-    as torch's kernels compute) and broadcast together."""
-    return broadcast_all(*(convert(x, compute_dtype(dtype)) for x in operands))
+    """The operands in `dtype`'s compute dtype (float32 for half precision, as torch's
+    kernels compute), broadcast together. A tensor of another dtype (a zero-dim float32
+    beside float16) is first rounded to `dtype`, as torch casts its operands."""
+    wide = compute_dtype(dtype)
+    return broadcast_all(*(convert(convert(x, dtype), wide) if is_tensor(x) else convert(x, wide) for x in operands))
 
 
 # --- remainders -----------------------------------------------------------------------
