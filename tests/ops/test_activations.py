@@ -137,6 +137,7 @@ def test_op(case: Case):
 # rrelu in training draws a slope per negative element, a stream no prim reproduces.
 OPAQUE_FORMS = (
     ("rrelu-training", lambda x: F.rrelu(x, training=True), T("f32", (3, 4)), "torch.nn.functional.rrelu"),
+    ("softsign-complex", F.softsign, T("c64", (3, 4)), "torch.nn.functional.softsign"),
 )
 
 

@@ -328,7 +328,12 @@ def logsigmoid(input):
     )
 
 
-@symbol(F.softsign)
+def _softsign(input):
+    # |input| of a complex tensor is real, which no prim computes: torch does.
+    return OPAQUE if expect_tensor(input, "softsign").dtype.is_complex else softsign(input)
+
+
+@symbol(F.softsign, adapter=_softsign)
 def softsign(input):
     """input / (|input| + 1)"""
     # torch runs this in Python, op by op in the input's dtype.
