@@ -228,11 +228,11 @@ def prelu(input, weight):
 
 
 def _threshold(input, threshold, value, inplace=False):
-    return _maybe_in_place(threshold_, input, inplace, threshold, value)
+    return _maybe_in_place(thresholded, input, inplace, threshold, value)
 
 
 @symbol(F.threshold, aliases=(torch.threshold,), adapter=_threshold, name="threshold")
-def threshold_(input, threshold, value):
+def thresholded(input, threshold, value):
     """value where input <= threshold, else input"""
     input = expect_tensor(input, "threshold")
     if input.dtype.kind not in ("int", "float"):
