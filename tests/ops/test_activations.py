@@ -165,6 +165,7 @@ REFUSED = (
     ("glu-0d", F.glu, T("f32", ())),
     ("glu-int", F.glu, T("i64", (2, 4))),
     ("softmin-int", lambda x: F.softmin(x, 0), T("i64", (3,))),
+    ("rrelu-bounds", lambda x: F.rrelu(x, 0.5, 0.25), T("f32", (3,))),
     ("gelu-int", F.gelu, T("i64", (3,))),
     ("silu-int", F.silu, T("i64", (3,))),
     ("gelu-complex", F.gelu, T("c64", (3,))),

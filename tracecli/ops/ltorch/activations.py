@@ -115,11 +115,11 @@ def _number_in(value, dtype, op: str):
     if dtype.is_float:
         return rounded(value, dtype)
     info = torch.iinfo(TO_TORCH[dtype])
-    if isinstance(value, float) or not info.min == 0 or not -info.max <= value < 0:
-        if not info.min <= value <= info.max:
-            raise ShapeError(f"{op}: {value} is out of range for {dtype.name}")
-        return int(value)
-    return int(value) + info.max + 1
+    if not isinstance(value, float) and info.min == 0 and -info.max <= value < 0:
+        return int(value) + info.max + 1
+    if not info.min <= value <= info.max:
+        raise ShapeError(f"{op}: {value} is out of range for {dtype.name}")
+    return int(value)
 
 
 def _in_product(a: float, b: float, dtype) -> float:
@@ -201,6 +201,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """leaky_relu with the mean slope (lower + upper) / 2: rrelu outside training"""
     if training:
         raise ShapeError("rrelu in training draws random slopes; only training=False is modelled")
+    if lower > upper:
+        raise ShapeError(f"rrelu needs lower <= upper, got {lower} and {upper}")
     return _float_in_compute_dtype(input, "rrelu", lambda x: _leaky(x, (lower + upper) / 2))
 
 
