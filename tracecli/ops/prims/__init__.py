@@ -15,6 +15,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     conv,
     conversions,
     elementwise,
+    elementwise_special,
     factories,
     indexing,
     linalg,
