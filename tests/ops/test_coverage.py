@@ -64,7 +64,7 @@ EXPECTED_FAMILIES = _by_name({
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
-    "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
+    "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
