@@ -65,6 +65,8 @@ EXPECTED_FAMILIES = _by_name({
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
+    "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
+                        "masked_scatter",
     "selection": "max min argmax argmin sort argsort topk",
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
@@ -90,6 +92,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "reductions": "sum amax amin var cumsum",
     "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
+    "indexing_scatter": "scatter scatter_add scatter_reduce",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",

@@ -15,6 +15,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     elementwise,
     factories,
     indexing,
+    indexing_scatter,
     inplace,
     linalg,
     logical,
