@@ -1,5 +1,5 @@
 """Selection by value: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk.
+sort/argsort, topk; searchsorted and bucketize.
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -17,9 +17,9 @@ from tracecli.core import dtypes
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol
+from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, is_tensor, keepdim_reshape, symbol
 from tracecli.ops.ltorch.elementwise import maximum, minimum
-from tracecli.ops.promotion import ShapeError, canonical_dim
+from tracecli.ops.promotion import ShapeError, canonical_dim, result_type
 
 
 def _orderable(input, op: str):
@@ -126,3 +126,52 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise ShapeError("topk does not support bool input")
     values, indices = prims.topk(input, k, canonical_dim(dim, input.ndim), bool(largest), bool(sorted))
     return torch.return_types.topk((values, indices))
+
+
+# --- searching sorted values ----------------------------------------------------------------
+
+
+def _searchable(sorted_sequence: TensorValue, values, op: str) -> tuple[TensorValue, TensorValue]:
+    """The sequence and the values in the dtype torch compares them in (a number counts
+    as a zero-dim tensor of its kind), the values a tensor."""
+    dtype = result_type(sorted_sequence, values)
+    if dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"{op} does not compare {dtype.name} values")
+    if not is_tensor(values):
+        if sorted_sequence.ndim != 1:
+            raise ShapeError(f"{op}: a number is searched for only in a one-dimensional sequence")
+        values = prims.full((), values, device=sorted_sequence.device, dtype=dtype)
+    return convert(sorted_sequence, dtype), convert(values, dtype)
+
+
+@symbol(torch.searchsorted)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """where each value would go in the sorted last dimension of sorted_sequence (after
+    equal elements if right or side='right'; sorted by sorter's indices if given)"""
+    sorted_sequence = expect_tensor(sorted_sequence, "searchsorted")
+    if side not in (None, "left", "right"):
+        raise ShapeError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side == "left" and right:
+        raise ShapeError("searchsorted: side='left' contradicts right=True")
+    if sorter is not None:
+        sorter = expect_tensor(sorter, "searchsorted")
+        if sorter.dtype != dtypes.int64 or sorter.shape != sorted_sequence.shape:
+            raise ShapeError(f"searchsorted: sorter must be int64 and shaped as the sequence "
+                             f"{list(sorted_sequence.shape)}, got {sorter.dtype.name}{list(sorter.shape)}")
+        # The sequence in sorter's order: the same elements the search would read through it.
+        sorted_sequence = prims.gather(sorted_sequence, sorter, sorted_sequence.ndim - 1)
+    sequence, values = _searchable(sorted_sequence, input, "searchsorted")
+    out = prims.searchsorted(sequence, values, bool(right) or side == "right")
+    return convert(out, dtypes.int32) if out_int32 else out
+
+
+@symbol(torch.bucketize)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """the index of the bucket of boundaries each value falls in: searchsorted(boundaries,
+    input, right=right)"""
+    boundaries = expect_tensor(boundaries, "bucketize")
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize needs one-dimensional boundaries, got {boundaries.ndim} dimensions")
+    sequence, values = _searchable(boundaries, input, "bucketize")
+    out = prims.searchsorted(sequence, values, bool(right))
+    return convert(out, dtypes.int32) if out_int32 else out

@@ -1,4 +1,5 @@
-"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension."""
+"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension, and
+searchsorted."""
 
 from __future__ import annotations
 
@@ -66,3 +67,33 @@ def _topk(x, k, dim, largest, sorted):  # noqa: A002
 
 
 topk = prim("topk", _topk_meta, _topk, doc="(values, indices) of the k largest (or smallest) along dim")
+
+
+# --- searching sorted values ----------------------------------------------------------------
+
+
+def _searchsorted_meta(sorted_sequence: TensorValue, values: TensorValue, right: bool) -> TensorType:
+    if values.dtype != sorted_sequence.dtype or values.device != sorted_sequence.device:
+        raise ShapeError("prims.searchsorted takes values of the sequence's own dtype and device")
+    if sorted_sequence.dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"prims.searchsorted does not accept {sorted_sequence.dtype.name} operands")
+    if sorted_sequence.ndim == 0:
+        raise ShapeError("prims.searchsorted needs a sequence with at least one dimension")
+    if sorted_sequence.ndim > 1 and (
+        values.ndim != sorted_sequence.ndim or values.shape[:-1] != sorted_sequence.shape[:-1]
+    ):
+        raise ShapeError(f"prims.searchsorted: values {list(values.shape)} must match the sequences "
+                         f"{list(sorted_sequence.shape)} but in the last dimension")
+    return TensorType(values.shape, dtypes.int64, values.device)
+
+
+def _searchsorted(sorted_sequence, values, right):
+    return torch.searchsorted(sorted_sequence, values, right=right)
+
+
+# A binary search, so what it gives for a sequence that is not sorted, or holds NaN, is
+# torch's own answer: no decomposition into comparisons would give the same one.
+searchsorted = prim(
+    "searchsorted", _searchsorted_meta, _searchsorted,
+    doc="where each value would go in the sorted last dimension to keep it sorted (after equal ones, if right)",
+)
