@@ -67,7 +67,7 @@ EXPECTED_FAMILIES = _by_name({
     "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
     "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
                         "masked_scatter",
-    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize",
+    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
@@ -93,7 +93,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "indexing_scatter": "scatter scatter_add scatter_reduce",
-    "selection": "argmax argmin sort topk searchsorted",
+    "selection": "argmax argmin sort topk searchsorted histc",
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",
     "conversions": "convert_element_type device_put clone copy_to",

@@ -1,6 +1,6 @@
 """The selection ops: max and min along a dim, argmax, argmin, sort, argsort, topk,
-searchsorted and bucketize, and their prims (argmax, argmin, sort, topk, searchsorted),
-exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
+searchsorted, bucketize, histc and nonzero_static, and their prims (argmax, argmin, sort,
+topk, searchsorted, histc), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
 torch's named-tuple types."""
 
 from __future__ import annotations
@@ -112,6 +112,20 @@ case(("bucketize", "sort"), "right-int32", lambda v, b: torch.bucketize(v, b.sor
                                                                           out_int32=True), T("i64", (6,)), T("i64", (4,)))
 case("bucketize", "number", lambda b: torch.bucketize(1.5, b), L((0, 1, 2, 3), "i64"))
 case("bucketize", "bool-values", lambda v, b: torch.bucketize(v, b), T("bool", (5,)), L((0, 1), "i64"))
+for _dtype in ("f32", "f64", "f16", "bf16"):
+    case("histc", "fn", lambda x: torch.histc(x, 5, min=-2, max=2), T(_dtype, (3, 4)))
+case("histc", "own-range", lambda x: x.histc(bins=7), T("f32", (4, 5)))
+case("histc", "edges-and-nan", lambda x: torch.histc(x, 4, 0, 2), L((0.0, 0.5, 1.0, 2.0, 2.5, -0.1, NAN), "f32"))
+case("histc", "0d", lambda x: torch.histc(x, 3), T("f32", ()))
+case("histc", "empty", lambda x: torch.histc(x, 3, 0, 1), T("f32", (0,)))
+for _dtype in ("f32", "i64", "bool", "c64"):
+    case("nonzero_static", "fn", lambda x: torch.nonzero_static(x, size=5), T(_dtype, (3, 4)))
+case("nonzero_static", "padded", lambda x: x.nonzero_static(size=9, fill_value=7), L(((0, 2, 0), (1, 0, 0)), "i64"))
+case("nonzero_static", "vector", lambda x: torch.nonzero_static(x, size=3), L((0.0, -0.0, NAN, 1.0), "f32"))
+case("nonzero_static", "3d", lambda x: torch.nonzero_static(x, size=8), T("i64", (2, 3, 4), "small"))
+case("nonzero_static", "none", lambda x: torch.nonzero_static(x, size=0), T("f32", (3, 4)))
+case("nonzero_static", "0d", lambda x: torch.nonzero_static(x, size=2), T("f32", ()))
+case("nonzero_static", "empty", lambda x: torch.nonzero_static(x, size=2, fill_value=0), T("f32", (2, 0)))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
 
@@ -166,6 +180,11 @@ REFUSED = (
     ("searchsorted-sorter-i32", lambda x: torch.searchsorted(x, x, sorter=x.argsort().int()), T("f32", (3,))),
     ("searchsorted-sorter-shape", lambda x: torch.searchsorted(x, x, sorter=x.argsort()[:2]), T("f32", (3,))),
     ("bucketize-2d-boundaries", lambda x: torch.bucketize(x, x), T("f32", (2, 3))),
+    ("histc-int", lambda x: torch.histc(x, 4), T("i64", (3,))),
+    ("histc-no-bins", lambda x: torch.histc(x, 0), T("f32", (3,))),
+    ("histc-min-above-max", lambda x: torch.histc(x, 4, min=3, max=1), T("f32", (3,))),
+    ("histc-infinite-range", lambda x: torch.histc(x, 4, min=0, max=math.inf), T("f32", (3,))),
+    ("nonzero_static-negative-size", lambda x: torch.nonzero_static(x, size=-1), T("f32", (3,))),
 )
 
 
@@ -183,3 +202,14 @@ def test_a_sorter_out_of_range_raises_when_the_trace_runs():
     for trace in (program.trace, lower(program.trace).trace):
         with pytest.raises(RuntimeError):
             compile_trace(trace)(s, sorter)
+
+
+def test_histc_of_values_with_no_finite_range_raises_when_the_trace_runs():
+    fn = entry(lambda x: torch.histc(x, 4))
+    x = torch.tensor([1.0, math.inf])
+    with pytest.raises(RuntimeError):
+        fn(x)
+    program = trace_callable(fn, (x,), name="fn")
+    for trace in (program.trace, lower(program.trace).trace):
+        with pytest.raises(RuntimeError):
+            compile_trace(trace)(x)

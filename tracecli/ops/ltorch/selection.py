@@ -1,5 +1,6 @@
 """Selection by value: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk; searchsorted and bucketize.
+sort/argsort, topk; searchsorted, bucketize and histc (where values fall among others);
+nonzero_static (the indices of a fixed number of nonzero elements).
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -14,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, statically_equal
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
@@ -175,3 +177,51 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     sequence, values = _searchable(boundaries, input, "bucketize")
     out = prims.searchsorted(sequence, values, bool(right))
     return convert(out, dtypes.int32) if out_int32 else out
+
+
+@symbol(torch.histc, methods=("histc",))
+def histc(input, bins=100, min=0, max=0):
+    """how many elements fall in each of `bins` equal bins over [min, max] (over the
+    elements' own range when min == max); values outside are not counted"""
+    input = expect_tensor(input, "histc")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (min, max)):
+        raise ShapeError(f"histc takes numbers as min and max, got {min!r} and {max!r}")
+    return prims.histc(input, bins, float(min), float(max))
+
+
+# --- the indices of nonzero elements, a fixed number of them --------------------------------------
+
+
+@symbol(torch.nonzero_static, methods=("nonzero_static",))
+def nonzero_static(input, *, size, fill_value=-1):
+    """the indices of the first `size` nonzero elements (row-major), one row each, then
+    rows of fill_value: shape (size, input.ndim)"""
+    input = expect_tensor(input, "nonzero_static")
+    if isinstance(size, bool) or not isinstance(size, (int, Dim)) or size < 0:
+        raise ShapeError(f"nonzero_static needs a non-negative int size, got {size!r}")
+    if isinstance(fill_value, bool) or not isinstance(fill_value, int):
+        raise ShapeError(f"nonzero_static takes an int fill_value, got {fill_value!r}")
+    device = input.device
+    if input.ndim == 0 or statically_equal(input.numel, 0):
+        return prims.full((size, input.ndim), fill_value, device=device, dtype=dtypes.int64)
+    n = input.numel
+    flat = prims.reshape(input, (n,)) if input.ndim != 1 else input
+    nonzero = flat if flat.dtype == dtypes.bool8 else prims.ne(flat, 0)
+    count = prims.cumsum(convert(nonzero, dtypes.int64), 0)
+    # The k-th nonzero element goes to row k - 1, while k <= size; the others to a spare
+    # row past the end, dropped.
+    row = prims.where(prims.bitwise_and(nonzero, prims.le(count, size)), prims.sub(count, 1), size)
+    unfilled = prims.full((size + 1,), -1, device=device, dtype=dtypes.int64)
+    positions = prims.iota(n, 0, 1, device=device, dtype=dtypes.int64)
+    found = prims.slice(prims.scatter(unfilled, row, positions, 0), (0,), (size,))
+    # Each flat position as one index per dimension, innermost last.
+    columns, stride = [], 1
+    for d in reversed(range(input.ndim)):
+        index = found if stride == 1 else prims.div(found, stride)
+        if d:
+            index = prims.remainder(index, input.shape[d])
+        columns.insert(0, prims.reshape(index, (size, 1)))
+        stride = stride * input.shape[d]
+    indices = columns[0] if len(columns) == 1 else prims.cat(columns, 1)
+    missing = prims.broadcast_in_dim(prims.lt(found, 0), (size, input.ndim), (0,))
+    return prims.where(missing, fill_value, indices)

@@ -1,7 +1,9 @@
-"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension, and
-searchsorted."""
+"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension;
+searchsorted and histc, where values fall among others."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -96,4 +98,24 @@ def _searchsorted(sorted_sequence, values, right):
 searchsorted = prim(
     "searchsorted", _searchsorted_meta, _searchsorted,
     doc="where each value would go in the sorted last dimension to keep it sorted (after equal ones, if right)",
+)
+
+
+def _histc_meta(x: TensorValue, bins: int, low: float, high: float) -> TensorType:
+    if not x.dtype.is_float:
+        raise ShapeError(f"prims.histc counts floating point values, got {x.dtype.name}")
+    if bins <= 0:
+        raise ShapeError(f"prims.histc needs a positive number of bins, got {bins}")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ShapeError(f"prims.histc: the range [{low}, {high}] is not finite")
+    if low > high:
+        raise ShapeError(f"prims.histc: max {high} is below min {low}")
+    return TensorType((bins,), x.dtype, x.device)
+
+
+# Counts per bin by torch's own kernel, whose bin of a value on an edge is settled by
+# its own rounding (and whose range, with low == high, is the values' own, from the data).
+histc = prim(
+    "histc", _histc_meta, lambda x, bins, low, high: torch.histc(x, bins, low, high),
+    doc="how many values fall in each of `bins` equal bins over [low, high] (the values' range if low == high)",
 )
