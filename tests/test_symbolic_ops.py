@@ -23,7 +23,7 @@ FULL = os.environ.get("TRACECLI_SYMBOLIC_MATRIX") == "1"
 # Raise them when an op rule gets more symbolic; never lower them to make a test pass.
 MIN_SYMBOLIC = {
     "activations": 57, "attention": 39, "checks": 1, "conv": 27, "conversions": 51, "elementwise": 1003,
-    "factories": 70, "indexing": 110, "indexing_scatter": 120, "inplace": 41, "library": 6, "linalg": 93,
+    "factories": 70, "indexing": 110, "indexing_scatter": 143, "inplace": 41, "library": 6, "linalg": 93,
     "logical": 34, "losses": 102, "movement": 48, "nn": 45, "pooling": 71, "reductions": 152, "sampling": 13,
     "selection": 107, "shapes": 61,
 }

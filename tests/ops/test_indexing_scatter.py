@@ -1,7 +1,7 @@
 """The ops that write at indices: scatter (tensor and number sources, reduce='add' and
 'multiply'), scatter_add, scatter_reduce, index_add, index_copy, index_fill,
-index_reduce, index_put, put and masked_scatter, with their in-place twins, and the
-prims they lower to (scatter, scatter_add, scatter_reduce), exercised through the
+index_reduce, index_put, put and masked_scatter, with their in-place twins, and
+embedding_bag; the prims they lower to (scatter, scatter_add, scatter_reduce), exercised through the
 cases' lowered traces. Index values out of range raise when the trace runs, at both
 levels, as they do in eager; what eager refuses from shapes and dtypes is refused
 while tracing.
@@ -9,10 +9,12 @@ while tracing.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from tests.ops.harness import Case, L, T, case_adder, check_case, entry, refusal_tests
 from tracecli.executors.codegen import compile_trace
@@ -28,6 +30,7 @@ CASES: list[Case] = []
 case = case_adder(CASES)
 
 SMALL = "small"  # index values 0..3, duplicates among them
+NAN = math.nan
 
 
 def _inplace(method: str, args, **kwargs):
@@ -202,6 +205,44 @@ case("masked_scatter", "empty-source", lambda x, m, s: x.masked_scatter(m, s), T
 case(("masked_scatter", "copy_"), "inplace", _inplace("masked_scatter_", lambda m, s: (m, s)), T("f32", (3, 4)),
      T("bool", (4,)), T("f32", (3, 4)))
 
+# --- embedding_bag ------------------------------------------------------------------------------------------
+# Offsets come from the input's length (arange), so that at every size they stay cut points:
+# eager's kernels read out of bounds for offsets that are not.
+
+
+def _bags(mode, step=3, **kwargs):
+    def bag(i, w):
+        return F.embedding_bag(i, w, torch.arange(0, i.shape[0], step), mode=mode, **kwargs)
+
+    return bag
+
+
+for _mode in ("sum", "mean", "max"):
+    case(("embedding_bag", "arange"), _mode, _bags(_mode), T("i64", (8,), SMALL), T("f32", (4, 3)))
+    case("embedding_bag", f"{_mode}-2d", lambda i, w, m=_mode: F.embedding_bag(i, w, mode=m), T("i64", (3, 4), SMALL),
+         T("f32", (5, 2)))
+    case(("embedding_bag", "arange"), f"{_mode}-padding", _bags(_mode, padding_idx=2), T("i64", (7,), SMALL),
+         T("f32", (4, 3)))
+    case(("embedding_bag", "arange", "floor_divide", "mul"), f"{_mode}-empty-bags",
+         lambda i, w, m=_mode: F.embedding_bag(i, w, torch.arange(0, i.shape[0], 2) // 4 * 4, mode=m),
+         T("i64", (9,), SMALL), T("f32", (4, 2)))
+    case(("embedding_bag", "arange"), f"{_mode}-include_last_offset",
+         lambda i, w, m=_mode: F.embedding_bag(i, w, torch.arange(0, i.shape[0] + 1, i.shape[0]), mode=m,
+                                               include_last_offset=True), T("i64", (5,), SMALL), T("f32", (4, 3)))
+for _dtype in ("f16", "bf16", "f64"):
+    case(("embedding_bag", "arange"), "mean", _bags("mean"), T("i64", (8,), SMALL), T(_dtype, (4, 3)))
+case("embedding_bag", "max-nan", lambda i, w: F.embedding_bag(i, w, mode="max"), L(((0, 1, 2), (1, 0, 2), (2, 1, 0)), "i64"),
+     L(((NAN, 1.0), (2.0, NAN), (3.0, 0.5)), "f32"))
+case("embedding_bag", "per-sample-weights", lambda i, w, p: F.embedding_bag(i, w, mode="sum", per_sample_weights=p,
+                                                                           padding_idx=0),
+     T("i64", (2, 5), SMALL), T("f32", (4, 3)), T("f32", (2, 5)))
+case(("embedding_bag", "arange"), "i32-negative-padding", _bags("sum", step=2, padding_idx=-1), T("i32", (6,), SMALL),
+     T("f32", (4, 2)))
+case("embedding_bag", "one-offset", lambda i, w, o: F.embedding_bag(i, w, o), T("i64", (6,), SMALL), T("f32", (4, 2)),
+     L((0,), "i64"))
+case(("embedding_bag", "arange"), "scale_grad_by_freq-sparse", _bags("sum", scale_grad_by_freq=True, sparse=True),
+     T("i64", (6,), SMALL), T("f32", (4, 2)))
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
@@ -228,6 +269,11 @@ OUT_OF_RANGE = (
     ("put", lambda x, i: x.put(i, x[0]), X, torch.tensor([0, 6])),
     ("masked_scatter-short-source", lambda x, m: x.masked_scatter(m, x[0]), X, torch.ones(3, 2, dtype=torch.bool)),
     ("masked_scatter-empty-source", lambda x, m: x.masked_scatter(m, x[:0]), X, torch.ones(3, 2, dtype=torch.bool)),
+    ("embedding_bag-index", lambda x, i: F.embedding_bag(i, x, torch.tensor([0])), X, torch.tensor([0, 3])),
+    ("embedding_bag-first-offset", lambda x, o: F.embedding_bag(torch.tensor([0, 1, 2]), x, o), X, torch.tensor([1, 2])),
+    ("embedding_bag-offset-past-end", lambda x, o: F.embedding_bag(torch.tensor([0, 1]), x, o), X, torch.tensor([0, 3])),
+    ("embedding_bag-offsets-down", lambda x, o: F.embedding_bag(torch.tensor([0, 1, 2, 0, 1]), x, o, mode="sum"), X,
+     torch.tensor([0, 3, 1])),
 )
 
 
@@ -296,6 +342,16 @@ REFUSED = (
     ("masked_scatter-u8-mask", lambda x: x.masked_scatter(torch.ones(3, 2, dtype=torch.uint8), x), (X,), "bool mask"),
     ("masked_scatter-dtype", lambda x: x.masked_scatter(x > 0, x.long()), (X,), "dtype"),
     ("masked_scatter_-broadcast-self", lambda x: x[0].clone().masked_scatter_(x > 0, x), (X,), "does not match"),
+    ("embedding_bag-mode", lambda x: F.embedding_bag(torch.tensor([[0]]), x, mode="min"), (X,), "mode"),
+    ("embedding_bag-weights-mean", lambda x: F.embedding_bag(torch.tensor([[0]]), x, per_sample_weights=x[:1, :1]),
+     (X,), "mode='sum' only"),
+    ("embedding_bag-weights-shape", lambda x: F.embedding_bag(torch.tensor([[0, 1]]), x, mode="sum",
+                                                              per_sample_weights=x[:1, :1]), (X,), "shape"),
+    ("embedding_bag-2d-offsets", lambda x: F.embedding_bag(torch.tensor([[0]]), x, torch.tensor([0])), (X,), "offsets"),
+    ("embedding_bag-1d-no-offsets", lambda x: F.embedding_bag(torch.tensor([0]), x), (X,), "offsets"),
+    ("embedding_bag-int-weight", lambda x: F.embedding_bag(torch.tensor([[0]]), x.long()), (X,), "floating point"),
+    ("embedding_bag-float-input", lambda x: F.embedding_bag(torch.tensor([[0.0]]), x), (X,), "int32 or int64 input"),
+    ("embedding_bag-padding_idx", lambda x: F.embedding_bag(torch.tensor([[0]]), x, padding_idx=3), (X,), "padding_idx"),
 )
 test_refused_with_a_clear_error, test_eager_refuses_them_too = refusal_tests(REFUSED)
 
@@ -338,3 +394,24 @@ def test_duplicate_indices_add_up_as_in_eager():
         program = trace_callable(fn, (x, index, src), name="fn")
         for trace in (program.trace, lower(program.trace).trace):
             assert torch.equal(compile_trace(trace)(x, index, src), fn(x, index, src))
+
+
+def test_embedding_bag_offsets_that_do_not_end_at_the_input_end_are_refused_when_the_trace_runs():
+    """With include_last_offset the last offset is where the input ends; eager's kernels
+    disagree among themselves about indices past it (some modes count them, some not):
+    the trace refuses such offsets when it runs rather than pick one answer."""
+    fn = entry(lambda i, w, o: F.embedding_bag(i, w, o, mode="mean", include_last_offset=True))
+    i, w = torch.tensor([0, 1, 2]), torch.rand(3, 2)
+    program = trace_callable(fn, (i, w, torch.tensor([0, 3])), name="fn")
+    for trace in (program.trace, lower(program.trace).trace):
+        run = compile_trace(trace)
+        torch.testing.assert_close(run(i, w, torch.tensor([0, 3])), fn(i, w, torch.tensor([0, 3])))
+    with pytest.raises(RuntimeError):
+        compile_trace(lower(program.trace).trace)(i, w, torch.tensor([0, 1]))
+
+
+def test_embedding_bag_with_max_norm_stays_a_torch_call():
+    # max_norm renormalises rows of the weight in place before the lookup.
+    program = trace_callable(lambda i, w: F.embedding_bag(i, w, max_norm=1.0), (torch.tensor([[0, 1]]), torch.rand(3, 2)),
+                             name="fn")
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["torch.nn.functional.embedding_bag"]

@@ -1,5 +1,6 @@
 """Writing at indices: scatter, scatter_add, scatter_reduce, index_add, index_copy,
-index_fill, index_reduce, index_put, put and masked_scatter.
+index_fill, index_reduce, index_put, put and masked_scatter; and embedding_bag, the
+scatter of embedding rows into their bags.
 
 The scatter ops are one scatter prim each (prims/indexing_scatter.py). The index_* ops
 write whole slices along a dimension at a vector of indices: index_add and index_reduce
@@ -22,6 +23,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.core.dims import same_shape, statically_equal
@@ -29,7 +31,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
+from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, is_tensor, symbol
 from tracecli.ops.ltorch.indexing import assignment, fill_value, indexed_shape, wrap_negative
 from tracecli.ops.prims.indexing_scatter import REDUCTIONS
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
@@ -312,3 +314,117 @@ def masked_scatter(input, mask, source):
     else:
         taken = prims.take(_shaped(source, (source.numel,)), prims.where(flat_mask, prims.sub(count, 1), 0), 0)
     return _shaped(prims.where(flat_mask, taken, flat), shape)
+
+
+# --- embedding_bag ---------------------------------------------------------------------------------------
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if max_norm is not None:
+        return OPAQUE  # renormalises rows of the weight in place before the lookup: left to torch
+    # scale_grad_by_freq and sparse change the gradients only.
+    return embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,
+                         include_last_offset=include_last_offset, padding_idx=padding_idx)
+
+
+def _bag_index(input: TensorValue, offsets, include_last_offset: bool):
+    """(the indices as a vector, each one's bag, the number of bags) for F.embedding_bag's
+    input: the rows of a 2-d input are its bags; a 1-d input is cut at offsets, each
+    index in the bag of the last offset at or before it, as eager counts them."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ShapeError("embedding_bag of a 2-d input takes no offsets: its rows are the bags")
+        bags, width = input.shape
+        if statically_equal(width, 0):
+            raise ShapeError("embedding_bag of a 2-d input needs bags of at least one index")
+        rows = prims.iota(bags, 0, 1, device=input.device, dtype=dtypes.int64)
+        bag = prims.reshape(prims.broadcast_in_dim(rows, input.shape, (0,)), (input.numel,))
+        return prims.reshape(input, (input.numel,)), bag, bags
+    offsets = expect_tensor(offsets, "embedding_bag") if offsets is not None else None
+    if offsets is None or offsets.ndim != 1 or offsets.dtype not in _INDEX_DTYPES:
+        raise ShapeError("embedding_bag of a 1-d input needs a vector of int32 or int64 offsets")
+    count, n = offsets.shape[0], input.shape[0]
+    if include_last_offset and statically_equal(count, 0):
+        raise ShapeError("embedding_bag with include_last_offset needs at least one offset")
+    offsets = convert(offsets, dtypes.int64)
+    # Offsets are cut points: the first 0, none below the one before, none past the end
+    # (with include_last_offset, the last one at the end). Eager refuses a first offset
+    # other than 0 and one past the end, and gives no consistent result for the rest
+    # (its kernels even read out of bounds): the trace refuses them all when it runs.
+    if not statically_equal(count, 0):
+        prims.check_all(prims.eq(prims.slice(offsets, (0,), (1,)), 0))
+    prims.check_all(prims.le(offsets, n))
+    if not (statically_equal(count, 0) or statically_equal(count, 1)):
+        prims.check_all(prims.le(prims.slice(offsets, (0,), (count - 1,)), prims.slice(offsets, (1,), (count,))))
+    if include_last_offset:
+        prims.check_all(prims.eq(prims.slice(offsets, (count - 1,), (count,)), n))
+    starts = prims.scatter_add(prims.full((n + 1,), 0, device=input.device, dtype=dtypes.int64), offsets,
+                               prims.full((count,), 1, device=input.device, dtype=dtypes.int64), 0)
+    bag = prims.sub(prims.slice(prims.cumsum(starts, 0), (0,), (n,)), 1)
+    return input, bag, count - 1 if include_last_offset else count
+
+
+def _bag_max(values: TensorValue, bag: TensorValue, spread: TensorValue, zeros: TensorValue) -> TensorValue:
+    """The largest value per bag as eager's kernel finds it: a bag's first value, then
+    each later one that compares larger; so NaN stays only where it comes first."""
+    m = values.shape[0]
+    nan = prims.ne(values, values)
+    largest = prims.scatter_reduce(zeros, spread, prims.where(nan, -math.inf, values), 0, "amax", False)
+    if statically_equal(m, 0):
+        return largest
+    firsts = prims.scatter_reduce(prims.full((zeros.shape[0],), m, device=values.device, dtype=dtypes.int64), bag,
+                                  prims.iota(m, 0, 1, device=values.device, dtype=dtypes.int64), 0, "amin", True)
+    empty = prims.eq(firsts, m)
+    first_nan = prims.take(nan, prims.where(empty, 0, firsts), 0)
+    first_nan = prims.bitwise_and(first_nan, prims.broadcast_in_dim(prims.logical_not(empty), zeros.shape, (0,)))
+    return prims.where(first_nan, math.nan, largest)
+
+
+@symbol(F.embedding_bag, adapter=_embedding_bag)
+def embedding_bag(input, weight, offsets=None, *, mode="mean", per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """the rows of weight at the indices in input, reduced per bag by sum, mean or max (the
+    rows of a 2-d input are its bags; a 1-d input is cut into bags at offsets); indices
+    equal to padding_idx are left out, and an empty bag gives zeros"""
+    input, weight = expect_tensor(input, "embedding_bag"), expect_tensor(weight, "embedding_bag")
+    if input.dtype not in _INDEX_DTYPES or input.ndim not in (1, 2):
+        raise ShapeError(f"embedding_bag needs a 1-d or 2-d int32 or int64 input, got "
+                         f"{input.dtype.name}{list(input.shape)}")
+    if weight.ndim != 2 or not weight.dtype.is_float:
+        raise ShapeError(f"embedding_bag needs a 2-d floating point weight, got {weight.dtype.name}{list(weight.shape)}")
+    if mode not in _BAG_MODES:
+        raise ShapeError(f"embedding_bag: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
+    if per_sample_weights is not None:
+        per_sample_weights = expect_tensor(per_sample_weights, "embedding_bag")
+        if mode != "sum":
+            raise ShapeError(f"embedding_bag takes per_sample_weights with mode='sum' only, got mode={mode!r}")
+        if per_sample_weights.shape != input.shape or per_sample_weights.dtype != weight.dtype:
+            raise ShapeError("embedding_bag: per_sample_weights must have the input's shape and the weight's dtype")
+    table = weight.shape[0]
+    if padding_idx is not None and not -table <= padding_idx < table:
+        raise ShapeError(f"embedding_bag: padding_idx {padding_idx} is out of range for {table} embeddings")
+    index, bag, bags = _bag_index(input, offsets, include_last_offset)
+    if padding_idx is not None:
+        # Indices at padding_idx are left out: they go to the spare bag past the end.
+        bag = prims.where(prims.ne(index, padding_idx % table), bag, bags)
+    dtype = compute_dtype(weight.dtype)
+    values = convert(prims.take(weight, index, 0), dtype)
+    shape = values.shape
+    if per_sample_weights is not None:
+        scale = convert(_shaped(per_sample_weights, (index.shape[0],)), dtype)
+        values = prims.mul(values, prims.broadcast_in_dim(scale, shape, (0,)))
+    # One row per bag and a spare one, dropped at the end, for the padding indices.
+    zeros = prims.full((bags + 1, shape[1]), 0, device=weight.device, dtype=dtype)
+    spread = prims.broadcast_in_dim(bag, shape, (0,))
+    if mode == "max":
+        out = _bag_max(values, bag, spread, zeros)
+    else:
+        out = prims.scatter_add(zeros, spread, values, 0)
+        if mode == "mean":
+            ones = prims.full((shape[0],), 1, device=weight.device, dtype=dtype)
+            sizes = prims.scatter_add(prims.full((bags + 1,), 0, device=weight.device, dtype=dtype), bag, ones, 0)
+            out = prims.div(out, prims.broadcast_in_dim(prims.maximum(sizes, 1), out.shape, (0,)))
+    return convert(prims.slice(out, (0, 0), (bags, shape[1])), weight.dtype)
