@@ -410,6 +410,14 @@ def test_embedding_bag_offsets_that_do_not_end_at_the_input_end_are_refused_when
         compile_trace(lower(program.trace).trace)(i, w, torch.tensor([0, 1]))
 
 
+def test_aten_index_put_with_a_whole_dimension_stays_a_torch_call():
+    # aten's index_put takes None for a whole dimension; torch.index_put, which the trace
+    # would call, does not.
+    program = trace_callable(lambda x, i: torch.ops.aten.index_put(x, [None, i], x[:, :1], True),
+                             (torch.rand(3, 4), torch.tensor([1, 1])), name="fn")
+    assert [b.symbol.qualname for b in program.trace.bsyms][-1] == "torch.ops.aten.index_put"
+
+
 def test_embedding_bag_with_max_norm_stays_a_torch_call():
     # max_norm renormalises rows of the weight in place before the lookup.
     program = trace_callable(lambda i, w: F.embedding_bag(i, w, max_norm=1.0), (torch.tensor([[0, 1]]), torch.rand(3, 2)),

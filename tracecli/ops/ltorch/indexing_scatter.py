@@ -258,7 +258,13 @@ def _check_values(values: TensorValue, target: tuple, op: str) -> None:
                          f"{list(target)}")
 
 
-@symbol(torch.index_put, methods=("index_put",), autocast=_CUDA_PROMOTE)
+def _index_put(input, indices, values, accumulate=False):
+    if isinstance(indices, (tuple, list)) and any(index is None for index in indices):
+        return OPAQUE  # aten's whole dimension, which torch.index_put itself does not take
+    return index_put(input, indices, values, accumulate)
+
+
+@symbol(torch.index_put, methods=("index_put",), adapter=_index_put, autocast=_CUDA_PROMOTE)
 def index_put(input, indices, values, accumulate=False):
     """input with values written (or added, with accumulate) where the index tensors and
     masks select, as `input[indices] = values` does"""
