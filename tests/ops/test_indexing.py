@@ -237,6 +237,7 @@ REFUSED = (
     ("masked_fill-nan-into-int", lambda x: x.masked_fill(x > 0, math.nan), T("i64", (3, 4))),
     ("take_along_dim-0d-dim", lambda x: x.take_along_dim(torch.tensor(0), 0), T("f32", ())),
     ("take-i32", lambda x: x.take(torch.zeros(1, dtype=torch.int32)), T("f32", (3, 4))),
+    ("take-complex32", lambda x: x.to(torch.complex32).take(torch.zeros(1, dtype=torch.int64)), T("f32", (3, 4))),
     ("one_hot-i32", lambda x: F.one_hot(x.int(), 3), T("i64", (3,), "small")),
     ("one_hot-zero-classes", lambda x: F.one_hot(x, 0), T("i64", (3,), "small")),
     ("one_hot-negative-classes", lambda x: F.one_hot(x, -2), T("i64", (3,), "small")),

@@ -342,6 +342,12 @@ REFUSED = (
     ("masked_scatter-u8-mask", lambda x: x.masked_scatter(torch.ones(3, 2, dtype=torch.uint8), x), (X,), "bool mask"),
     ("masked_scatter-dtype", lambda x: x.masked_scatter(x > 0, x.long()), (X,), "dtype"),
     ("masked_scatter_-broadcast-self", lambda x: x[0].clone().masked_scatter_(x > 0, x), (X,), "does not match"),
+    ("scatter-complex32", lambda x: x.to(torch.complex32).scatter(0, I64, x[:1].to(torch.complex32)), (X,),
+     "complex32"),
+    ("put-complex32", lambda x: x.to(torch.complex32).put(torch.tensor([0]), x[0, :1].to(torch.complex32)), (X,),
+     "complex32"),
+    ("masked_scatter-complex32", lambda x: x.to(torch.complex32).masked_scatter(x > 0, x.to(torch.complex32)), (X,),
+     "complex32"),
     ("embedding_bag-mode", lambda x: F.embedding_bag(torch.tensor([[0]]), x, mode="min"), (X,), "mode"),
     ("embedding_bag-weights-mean", lambda x: F.embedding_bag(torch.tensor([[0]]), x, per_sample_weights=x[:1, :1]),
      (X,), "mode='sum' only"),
@@ -408,6 +414,24 @@ def test_embedding_bag_offsets_that_do_not_end_at_the_input_end_are_refused_when
         torch.testing.assert_close(run(i, w, torch.tensor([0, 3])), fn(i, w, torch.tensor([0, 3])))
     with pytest.raises(RuntimeError):
         compile_trace(lower(program.trace).trace)(i, w, torch.tensor([0, 1]))
+
+
+@pytest.mark.parametrize(("fn", "x"), [
+    pytest.param(lambda x: x.index_reduce(0, torch.tensor([0, 0]), x[:2] * 2, "prod"), torch.rand(3, 2).half(),
+                 id="index_reduce-prod-f16"),
+    pytest.param(lambda x: x.index_reduce(1, torch.tensor([1, 1, 0]), x[:, [0, 1, 1]], "mean"),
+                 torch.rand(2, 2).bfloat16(), id="index_reduce-mean-bf16"),
+    pytest.param(lambda x: x.index_add(0, torch.tensor([1]), x[:1]), torch.rand(3, 2).to(torch.complex32),
+                 id="index_add-complex32"),
+])
+def test_forms_scatter_kernels_compute_otherwise_stay_torch_calls(fn, x):
+    """torch's index_reduce rounds a low-precision product or mean after each slice, and
+    its index_add takes complex32, where the scatter kernels round once or have no
+    complex32: these forms run as torch calls."""
+    program = trace_callable(fn, (x,), name="fn")
+    assert program.trace.bsyms[-1].symbol.namespace == "torch"
+    assert torch.equal(torch.view_as_real(compile_trace(program.trace)(*program.inputs).to(torch.complex64)),
+                       torch.view_as_real(fn(x).to(torch.complex64)))
 
 
 def test_aten_index_put_with_a_whole_dimension_stays_a_torch_call():

@@ -328,6 +328,8 @@ def take(input, index):
     input, index = expect_tensor(input, "take"), expect_tensor(index, "take")
     if index.dtype != dtypes.int64:
         raise ShapeError(f"take needs an int64 index, got {index.dtype.name}")
+    if input.dtype == dtypes.complex32:
+        raise ShapeError("take does not take complex32 tensors")  # torch's CPU kernel has none
     flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
     return prims.take(flat, wrap_negative(index, input.numel, index.shape), 0)
 

@@ -58,6 +58,12 @@ def _source(input: TensorValue, source, op: str) -> TensorValue:
     return source
 
 
+def _no_complex32(input: TensorValue, op: str) -> None:
+    # torch's CPU kernel has none; the prims the op lowers to would compute it anyway.
+    if input.dtype == dtypes.complex32:
+        raise ShapeError(f"{op} does not take complex32 tensors")
+
+
 def _as_vector(x: TensorValue) -> TensorValue:
     # Torch's index kernels read a zero-dim tensor as a vector of one element.
     return prims.reshape(x, (1,)) if x.ndim == 0 else x
@@ -188,7 +194,13 @@ def _scaled(source: TensorValue, alpha) -> TensorValue:
     return source if alpha == 1 else prims.mul(source, alpha)
 
 
-@symbol(torch.index_add, methods=("index_add",))
+def _index_add(input, dim, index, source, *, alpha=1):
+    if is_tensor(input) and input.dtype == dtypes.complex32:
+        return OPAQUE  # torch adds slices of complex32; its scatter kernels take no complex32
+    return index_add(input, dim, index, source, alpha=alpha)
+
+
+@symbol(torch.index_add, methods=("index_add",), adapter=_index_add)
 def index_add(input, dim, index, source, *, alpha=1):
     """input with alpha * source's slices added at index along dim (duplicates add up)"""
     x, d, index, src = _slices("index_add", input, dim, index, source, _INDEX_DTYPES)
@@ -230,7 +242,16 @@ def index_fill(input, dim, index, value):
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
-@symbol(torch.index_reduce, methods=("index_reduce",))
+def _index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    if is_tensor(input) and (input.dtype == dtypes.complex32 or (
+            input.dtype in (dtypes.float16, dtypes.bfloat16) and reduce in ("prod", "mean"))):
+        # torch rounds to the low precision after each product or sum of slices, where
+        # scatter_reduce rounds once: the results differ beyond rounding noise.
+        return OPAQUE
+    return index_reduce(input, dim, index, source, reduce, include_self=include_self)
+
+
+@symbol(torch.index_reduce, methods=("index_reduce",), adapter=_index_reduce)
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """input with source's slices reduced into the slices at index along dim, by prod,
     mean, amax or amin (together with input's own slice when include_self)"""
@@ -290,6 +311,7 @@ def put(input, index, source, accumulate=False):
     input = expect_tensor(input, "put")
     index = _index(index, "put", _LONG)
     source = _source(input, source, "put")
+    _no_complex32(input, "put")
     if index.numel != source.numel:
         raise ShapeError(f"put: {source.numel} source elements for {index.numel} indices")
     flat, flat_index, flat_source = (_shaped(x, (x.numel,)) for x in (input, index, source))
@@ -308,6 +330,7 @@ def masked_scatter(input, mask, source):
     if mask.dtype != dtypes.bool8:
         raise ShapeError(f"masked_scatter needs a bool mask, got {mask.dtype.name}")
     source = _source(input, source, "masked_scatter")
+    _no_complex32(input, "masked_scatter")
     shape = broadcast_shapes(input.shape, mask.shape)
     n = math.prod(shape)
     flat_mask = _shaped(broadcast_to(mask, shape), (n,))

@@ -30,6 +30,8 @@ def _scatter_type(name: str, x: TensorValue, index: TensorValue, src: TensorValu
         raise ShapeError(f"prims.{name} needs an int32 or int64 index, got {index.dtype.name}")
     if not isinstance(src, TensorValue) or src.dtype != x.dtype:
         raise ShapeError(f"prims.{name} takes src of the tensor's own dtype ({x.dtype.name})")
+    if x.dtype == dtypes.complex32:
+        raise ShapeError(f"prims.{name}: torch's scatter kernels do not take complex32")
     if index.device != x.device or src.device != x.device:
         raise ShapeError(f"prims.{name}: index and src must be on {x.device}, the tensor's device")
     check_dim(name, x, dim)
