@@ -66,7 +66,7 @@ EXPECTED_FAMILIES = _by_name({
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
     "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
-                        "masked_scatter embedding_bag",
+                        "masked_scatter masked_scatter_ index_fill_ embedding_bag",
     "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.core.dims import same_shape, statically_equal
+from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
@@ -343,6 +344,40 @@ def masked_scatter(input, mask, source):
     else:
         taken = prims.take(_shaped(source, (source.numel,)), prims.where(flat_mask, prims.sub(count, 1), 0), 0)
     return _shaped(prims.where(flat_mask, taken, flat), shape)
+
+
+# --- in-place forms that read while they write -----------------------------------------------------------
+# Eager's masked_scatter_ and index_fill_ read their source or index as they write, with no
+# check that it does not overlap the tensor: the result then depends on the kernel's order.
+# Declared as INPLACE ops of their own (not the generic twin, whose out-of-place op reads
+# everything first), the tracer refuses a view of the tensor among their arguments, and
+# they refuse the tensor itself there.
+
+
+def _not_the_tensor(self: TensorValue, other, op: str, what: str) -> None:
+    if is_tensor(other) and other.name == self.name:
+        raise ShapeError(f"{op} reads its {what} from the tensor it writes, which eager does in an order a trace "
+                         "cannot follow; pass a clone")
+
+
+@symbol(torch.Tensor.masked_scatter_, methods=("masked_scatter_",), tags=(Tag.INPLACE,), name="masked_scatter_")
+def masked_scatter_(self, mask, source):
+    """in place: self = masked_scatter(self, mask, source), the mask broadcast to self"""
+    self = expect_tensor(self, "masked_scatter_")
+    _not_the_tensor(self, source, "masked_scatter_", "source")
+    result = masked_scatter.decomposition(self, mask, source)
+    if not same_shape(result.shape, self.shape):
+        raise ShapeError(f"masked_scatter_: the mask {list(mask.shape)} does not broadcast to the tensor "
+                         f"{list(self.shape)}")
+    return prims.convert_element_type(result, self.dtype)  # a new value, as every in-place op's
+
+
+@symbol(torch.Tensor.index_fill_, methods=("index_fill_",), tags=(Tag.INPLACE,), name="index_fill_")
+def index_fill_(self, dim, index, value):
+    """in place: self = index_fill(self, dim, index, value)"""
+    self = expect_tensor(self, "index_fill_")
+    _not_the_tensor(self, index, "index_fill_", "index")
+    return prims.convert_element_type(index_fill.decomposition(self, dim, index, value), self.dtype)
 
 
 # --- embedding_bag ---------------------------------------------------------------------------------------
