@@ -17,20 +17,23 @@ TORCH_VERSION = "2.13"
 MODELED = frozenset("""
 T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmul__ __ror__ __rpow__ __rsub__ __rxor__ abs
 add addmm addmm.decomposed all amax amin any arange argmax argmin argsort baddbmm bfloat16
-bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to byte cat
-char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos cumsum diff
+bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to bucketize
+byte cat char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos cumsum diff
 div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_as flatten float
-floor_divide full gather ge gt half index_select int le log log_softmax log_softmax.with_dtype
-logical_and logical_not logical_or long lt mT masked_fill matmul max.binary max.reduction_with_dim
-maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full new_ones new_zeros
+floor_divide full gather ge gt half histc index_add index_copy index_fill index_put
+index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select int le log
+log_softmax log_softmax.with_dtype logical_and logical_not logical_or long lt mT masked_fill
+masked_scatter matmul max.binary max.reduction_with_dim maximum mean min.binary
+min.reduction_with_dim minimum mm mul ne neg new_full new_ones new_zeros
 nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
 nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.binary_cross_entropy
 nn.functional.binary_cross_entropy_with_logits nn.functional.cross_entropy nn.functional.dropout
-nn.functional.embedding nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
-nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
-nn.functional.interpolate.area nn.functional.interpolate.linear nn.functional.interpolate.nearest
+nn.functional.embedding nn.functional.embedding_bag
+nn.functional.feature_alpha_dropout.without_train nn.functional.gelu nn.functional.group_norm
+nn.functional.hinge_embedding_loss nn.functional.huber_loss nn.functional.interpolate.area
+nn.functional.interpolate.linear nn.functional.interpolate.nearest
 nn.functional.interpolate.nearest-exact nn.functional.interpolate.trilinear nn.functional.kl_div
 nn.functional.l1_loss nn.functional.layer_norm nn.functional.linear
 nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
@@ -89,7 +92,6 @@ NOT_MODELED = {
     "block_diag": ("opaque", "torch.block_diag"),
     "broadcast_shapes": ("wrong", "returns a tuple where eager returns a torch.Size: the tracer makes every torch.Size a tuple, in what the entry returns too"),
     "broadcast_tensors": ("opaque", "torch.broadcast_tensors"),
-    "bucketize": ("opaque", "torch.bucketize"),
     "cartesian_prod": ("opaque", "torch.cartesian_prod"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
     "cdist": ("opaque", "torch.cdist"),
@@ -180,7 +182,6 @@ NOT_MODELED = {
     "grid_sampler_3d": ("opaque", "torch.grid_sampler_3d"),
     "hash_tensor": ("opaque", "torch.hash_tensor"),
     "heaviside": ("opaque", "torch.heaviside"),
-    "histc": ("opaque", "torch.histc"),
     "histogram": ("refused", "torch.histogram: no meta kernel"),
     "histogramdd": ("refused", "torch.histogramdd: no meta kernel"),
     "hsplit": ("opaque", "torch.hsplit"),
@@ -190,14 +191,6 @@ NOT_MODELED = {
     "igamma": ("opaque", "torch.igamma"),
     "igammac": ("opaque", "torch.igammac"),
     "imag": ("opaque", "torch.imag"),
-    "index_add": ("opaque", "torch.index_add"),
-    "index_copy": ("opaque", "torch.index_copy"),
-    "index_fill": ("opaque", "torch.index_fill"),
-    "index_put": ("opaque", "torch.index_put"),
-    "index_reduce.amax": ("opaque", "torch.index_reduce"),
-    "index_reduce.amin": ("opaque", "torch.index_reduce"),
-    "index_reduce.mean": ("opaque", "torch.index_reduce"),
-    "index_reduce.prod": ("opaque", "torch.index_reduce"),
     "inner": ("opaque", "torch.inner"),
     "isclose": ("opaque", "torch.isclose"),
     "isfinite": ("opaque", "torch.isfinite"),
@@ -302,7 +295,6 @@ NOT_MODELED = {
     "masked.std": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
     "masked.sum": ("opaque", "torch.tensor"),
     "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
-    "masked_scatter": ("opaque", "torch.masked_scatter"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
     "max.reduction_no_dim": ("opaque", "torch.max"),
@@ -350,7 +342,6 @@ NOT_MODELED = {
     "nn.functional.dropout2d": ("opaque", "torch.nn.functional.dropout2d"),
     "nn.functional.dropout3d": ("opaque", "torch.nn.functional.dropout3d"),
     "nn.functional.elu": ("opaque", "torch.nn.functional.elu"),
-    "nn.functional.embedding_bag": ("opaque", "torch.nn.functional.embedding_bag"),
     "nn.functional.feature_alpha_dropout.with_train": ("opaque", "torch.nn.functional.feature_alpha_dropout"),
     "nn.functional.fractional_max_pool2d": ("opaque", "torch.nn.functional.fractional_max_pool2d"),
     "nn.functional.fractional_max_pool3d": ("opaque", "torch.nn.functional.fractional_max_pool3d"),
@@ -401,7 +392,6 @@ NOT_MODELED = {
     "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.nn.functional.triplet_margin_with_distance_loss"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
-    "nonzero_static": ("opaque", "torch.nonzero_static"),
     "norm": ("opaque", "torch.norm"),
     "norm.fro": ("opaque", "torch.norm"),
     "norm.inf": ("opaque", "torch.norm"),
@@ -421,7 +411,6 @@ NOT_MODELED = {
     "polygamma.polygamma_n_4": ("opaque", "torch.polygamma"),
     "positive": ("opaque", "torch.positive"),
     "prod": ("opaque", "torch.prod"),
-    "put": ("opaque", "torch.put"),
     "qr": ("opaque", "torch.qr"),
     "quantile": ("opaque", "torch.quantile"),
     "rad2deg": ("opaque", "torch.rad2deg"),
@@ -443,14 +432,6 @@ NOT_MODELED = {
     "round.decimals_3": ("opaque", "torch.round"),
     "round.decimals_neg_3": ("opaque", "torch.round"),
     "scalar_tensor": ("opaque", "torch.scalar_tensor"),
-    "scatter": ("opaque", "torch.scatter"),
-    "scatter_add": ("opaque", "torch.scatter_add"),
-    "scatter_reduce.amax": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.amin": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.mean": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.prod": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.sum": ("opaque", "torch.scatter_reduce"),
-    "searchsorted": ("opaque", "torch.searchsorted"),
     "select": ("opaque", "torch.select"),
     "select_scatter": ("opaque", "torch.select_scatter"),
     "sgn": ("opaque", "torch.sgn"),
@@ -521,7 +502,6 @@ NOT_MODELED = {
     "svd": ("opaque", "torch.svd"),
     "svd_lowrank": ("opaque", "torch.svd_lowrank"),
     "t_copy": ("opaque", "torch.t_copy"),
-    "take": ("opaque", "torch.take"),
     "tan": ("opaque", "torch.tan"),
     "tensor_split": ("refused", "torch.tensor_split with a tensor of split points: its meta kernel wants that tensor on cpu"),
     "tensordot": ("opaque", "torch.tensordot"),

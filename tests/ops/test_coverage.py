@@ -82,11 +82,13 @@ EXPECTED_FAMILIES = _by_name({
     "reductions_norms": "vector_norm dist renorm",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad ravel select diagonal unfold narrow_copy "
               "diag diag_embed diagflat",
-    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 take "
+    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 "
                 "tril_indices triu_indices",
     "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod combinations kron",
-    "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
-    "selection": "max min argmax argmin sort argsort topk",
+    "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
+    "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
+                        "masked_scatter masked_scatter_ index_fill_ embedding_bag",
+    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
     "linalg": "matmul linear addmm baddbmm outer einsum",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
@@ -122,7 +124,8 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
-    "selection": "argmax argmin sort topk",
+    "indexing_scatter": "scatter scatter_add scatter_reduce",
+    "selection": "argmax argmin sort topk searchsorted histc",
     "linalg": "matmul",
     "factories": "full iota uniform normal bernoulli",
     "conversions": "convert_element_type device_put clone copy_to",

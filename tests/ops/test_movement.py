@@ -132,13 +132,6 @@ for _k in (1, 2, 3, 4, -1):
 case("rot90", "method-dims", lambda x: x.rot90(1, [2, 0]), X3)
 case("rot90", "negative-dims", lambda x: torch.rot90(x, -2, (-1, -2)), T("i64", (2, 3, 4)))
 
-# --- take -----------------------------------------------------------------------------------------
-
-case("take", "fn", lambda x, i: torch.take(x, i), T("f32", (3, 4)), L(((0, -1), (5, 11)), "i64"))
-case("take", "method", lambda x, i: x.take(i), T("i64", (2, 3)), L((1, -6, 2), "i64"))
-case("take", "0d-index", lambda x, i: torch.take(x, i), T("f32", (4,)), L(3, "i64"))
-case("take", "0d-input", lambda x, i: torch.take(x, i), T("bool", ()), L((0, 0, -1), "i64"))
-
 # --- tril_indices, triu_indices ----------------------------------------------------------------------
 
 case("tril_indices", "square", lambda: torch.tril_indices(4, 4))

@@ -432,21 +432,6 @@ def _tile(input, *counts, dims=None):
     return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
 
 
-# --- take ------------------------------------------------------------------------------------
-
-
-@symbol(torch.take, methods=("take",))
-def take(input, index):
-    """the elements of input, read as one flat vector, at index (negative from the end), shaped like index"""
-    input, index = expect_tensor(input, "take"), expect_tensor(index, "take")
-    if index.dtype != dtypes.int64:
-        raise ShapeError(f"take needs an int64 index, got {index.dtype.name}")
-    n = input.numel
-    flat = prims.reshape(input, (n,)) if input.ndim != 1 else input
-    wrapped = prims.where(prims.lt(index, 0), prims.add(index, n), index)
-    return prims.take(flat, wrapped, 0)
-
-
 # --- triangle indices ------------------------------------------------------------------------
 
 

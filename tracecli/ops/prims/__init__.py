@@ -18,6 +18,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     elementwise_special,
     factories,
     indexing,
+    indexing_scatter,
     linalg,
     logical,
     reductions,
