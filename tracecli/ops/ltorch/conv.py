@@ -50,8 +50,9 @@ def _floating(sym):
     return adapter
 
 
-def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
-    op = f"conv{n}d"
+def _batched(op: str, n: int, input, weight, bias):
+    """(input with a batch dimension, weight, whether the input had none), checked as
+    torch checks a convolution's operands."""
     input, weight = expect_tensor(input, op), expect_tensor(weight, op)
     if weight.ndim != n + 2:
         raise ShapeError(f"{op} expects a weight with {n + 2} dimensions, got {list(weight.shape)}")
@@ -61,7 +62,12 @@ def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
         raise ShapeError(f"{op} expects input, weight and bias of one dtype, got {input.dtype.name} and "
                          f"{weight.dtype.name}" + (f" and {bias.dtype.name}" if bias is not None else ""))
     unbatched = input.ndim == n + 1
-    x = prims.reshape(input, (1,) + input.shape) if unbatched else input
+    return (prims.reshape(input, (1,) + input.shape) if unbatched else input), weight, unbatched
+
+
+def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
+    op = f"conv{n}d"
+    x, weight, unbatched = _batched(op, n, input, weight, bias)
     stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
     kernel = weight.shape[2:]
     if isinstance(padding, str):
@@ -106,17 +112,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transpose(n: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    op = f"conv_transpose{n}d"
-    input, weight = expect_tensor(input, op), expect_tensor(weight, op)
-    if weight.ndim != n + 2:
-        raise ShapeError(f"{op} expects a weight with {n + 2} dimensions, got {list(weight.shape)}")
-    if input.ndim not in (n + 1, n + 2):
-        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
-    if input.dtype != weight.dtype or (bias is not None and expect_tensor(bias, op).dtype != input.dtype):
-        raise ShapeError(f"{op} expects input, weight and bias of one dtype, got {input.dtype.name} and "
-                         f"{weight.dtype.name}" + (f" and {bias.dtype.name}" if bias is not None else ""))
-    unbatched = input.ndim == n + 1
-    x = prims.reshape(input, (1,) + input.shape) if unbatched else input
+    x, weight, unbatched = _batched(f"conv_transpose{n}d", n, input, weight, bias)
     out = prims.convolution_transpose(
         x, weight, bias, ntuple(stride, n, "stride"), ntuple(padding, n, "padding"),
         ntuple(output_padding, n, "output_padding"), ntuple(dilation, n, "dilation"), int(groups),
