@@ -189,17 +189,6 @@ def test_data_dependent_output_is_one_clear_error_at_the_users_line(fn, name):
     assert name in str(info.value) and info.value.line is not None
 
 
-def test_a_tensor_an_op_reads_the_values_of_is_named_in_the_error():
-    # torch.tensor_split's kernel wants its split points' data, on the CPU.
-    def fn(x, points):
-        return torch.tensor_split(x, points)
-
-    with pytest.raises(TracingError, match="tensor_split cannot be traced with a tensor for tensor_indices_or_sections: "
-                                           "it reads that tensor's values") as info:
-        trace_callable(fn, (randn(6), torch.tensor([1, 4])))
-    assert info.value.source == "return torch.tensor_split(x, points)"
-
-
 # -- dtypes ---------------------------------------------------------------------------
 
 

@@ -5,10 +5,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tracecli.core import dtypes
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
+from tracecli.core.symbol import Symbol
+from tracecli.core.values import TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.recorder import _CallSpec
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
 
@@ -206,8 +210,8 @@ def test_module_scopes_name_the_submodule_that_issued_each_call():
 
 
 def test_printed_calls_keep_the_defaults_torch_needs():
-    # Left out, `dim=None` makes torch.sum(x, keepdim=True), which torch refuses, and no
-    # sizes make Tensor.repeat(x); the printed call is the one the executor runs.
+    # Left out, `dim=None` makes torch.sum(x, keepdim=True), which torch refuses; the
+    # printed call is the one the executor runs.
     def f(x, s):
         return (torch.sum(x, dim=None, keepdim=True), x.mean(dim=None, keepdim=True), x.sum(dim=1),
                 s.repeat(()))
@@ -217,7 +221,6 @@ def test_printed_calls_keep_the_defaults_torch_needs():
     text = format_trace(program.trace, depth=0)
     assert "ltorch.sum(x, dim=None, keepdim=True)" in text and "ltorch.mean(x, dim=None, keepdim=True)" in text
     assert "ltorch.sum(x, dim=1)" in text  # what torch takes without them stays short
-    assert "ltorch.repeat(s, ())" in text
     for got, want in zip(compile_trace(program.trace)(x, s), f(x, s), strict=True):
         torch.testing.assert_close(got, want)
 
@@ -257,3 +260,11 @@ def test_function_forms_of_metadata_reads_record_nothing():
     assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.mul"]
     assert "ltorch.mul(x, 12)" in format_trace(program.trace)
     assert traced(lambda n: -n if torch.is_signed(n) else n, torch.ones(2, dtype=torch.uint8)).trace.output.name == "n"
+
+
+def test_no_sizes_for_a_sizes_parameter_print_as_the_empty_sequence():
+    # A symbol whose torch implementation needs its sizes: none at all is `()`, not nothing.
+    sym = Symbol("permute_like", "ltorch", impl=torch.Tensor.permute, decomposition=lambda x, *dims: x)
+    x = TensorValue("x", (), dtypes.float32, "cpu")
+    assert _CallSpec(sym).normalize((x,), {}) == ((x, ()), {})
+    assert _CallSpec(sym).normalize((x, 0, 1), {}) == ((x, 0, 1), {})

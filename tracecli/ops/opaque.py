@@ -10,7 +10,6 @@ tensors), and executors call the original callable.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import torch
@@ -154,17 +153,7 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
         except Exception:  # noqa: S110 - the meta kernel's own words say best why
             pass
         reason = str(meta_error).strip().splitlines()[0] if str(meta_error).strip() else type(meta_error).__name__
-        reads = _READS_VALUES.search(reason)
-        if reads is not None:
-            # The kernel wants the tensor's data on the CPU (tensor_split's split points).
-            raise OpaqueCallError(
-                f"{name} cannot be traced with a tensor for {reads.group(1)}: it reads that tensor's values, which "
-                "tracing does not have; give them as Python numbers"
-            ) from meta_error
         raise OpaqueCallError(f"{name} cannot be traced: {reason}") from meta_error
-
-
-_READS_VALUES = re.compile(r"expected (\w+) to be on cpu, but it's on meta")
 
 
 def _run_fake(func: Callable, args: tuple, kwargs: dict):
