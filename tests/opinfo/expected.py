@@ -19,22 +19,26 @@ H T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmod__ __rmul__ __ror__
 __rxor__ abs acos acosh add addcdiv addcmul addmm addmm.decomposed alias_copy all amax amin aminmax
 angle any arange argmax argmin argsort asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d
 baddbmm bfloat16 bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
-bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_tensors broadcast_to bucketize byte
-cartesian_prod cat ceil char chunk clamp clamp_max clamp_min clone column_stack combinations conj
-conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cummax cummin cumprod
-cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist div.floor_rounding
-div.no_rounding_mode div.trunc_rounding double dsplit dstack einsum eq erf erfc erfinv exp exp2
-expand expand_as expand_copy expm1 flatten flip fliplr flipud float float_power floor floor_divide
-fmax fmin fmod frac full gather gcd ge gt half heaviside histc hsplit hstack hypot i0 igamma igammac
-index_add index_copy index_fill index_put index_reduce.amax index_reduce.amin index_reduce.mean
-index_reduce.prod index_select int isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm
-ldexp le lerp lgamma linalg.norm linalg.norm.subgradients_at_zero linalg.vector_norm log log10 log1p
-log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logical_and logical_not
-logical_or logical_xor logit logsumexp long lt mH mT masked.normalize masked_fill masked_scatter
-matmul max.binary max.reduction_no_dim max.reduction_with_dim maximum mean median
-meshgrid.list_of_tensors meshgrid.variadic_tensors min.binary min.reduction_no_dim
-min.reduction_with_dim minimum mm mode movedim msort mul nan_to_num nanmean nanmedian nanquantile
-nansum narrow_copy ne neg new_full new_ones new_zeros nextafter nn.functional.adaptive_avg_pool1d
+bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_shapes broadcast_tensors broadcast_to
+bucketize byte cartesian_prod cat ceil char chunk clamp clamp_max clamp_min clone column_stack
+combinations conj conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cummax
+cummin cumprod cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist
+div.floor_rounding div.no_rounding_mode div.trunc_rounding double dsplit dstack einsum empty
+empty_like eq erf erfc erfinv exp exp2 expand expand_as expand_copy expm1 eye flatten flip fliplr
+flipud float float_power floor floor_divide fmax fmin fmod frac full full_like gather gcd ge gt half
+heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
+index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select int isfinite
+isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.norm
+linalg.norm.subgradients_at_zero linalg.vector_norm linspace linspace.tensor_overload log log10
+log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logical_and
+logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp long lt mH mT
+masked.amax masked.amin masked.argmax masked.argmin masked.cumprod masked.cumsum masked.log_softmax
+masked.logaddexp masked.logsumexp masked.mean masked.median masked.norm masked.normalize masked.prod
+masked.softmax masked.softmin masked.std masked.sum masked.var masked_fill masked_scatter matmul
+max.binary max.reduction_no_dim max.reduction_with_dim maximum mean median meshgrid.list_of_tensors
+meshgrid.variadic_tensors min.binary min.reduction_no_dim min.reduction_with_dim minimum mm mode
+movedim msort mul nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty
+new_full new_ones new_zeros nextafter nn.functional.adaptive_avg_pool1d
 nn.functional.adaptive_avg_pool2d nn.functional.adaptive_avg_pool3d
 nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d
 nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d nn.functional.avg_pool2d
@@ -58,14 +62,18 @@ nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
 nn.functional.soft_margin_loss nn.functional.softmin nn.functional.softmin.with_dtype
 nn.functional.softplus nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink
 nn.functional.threshold nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm
-norm.fro norm.inf ones ones_like outer permute permute_copy polygamma.polygamma_n_0
-polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3 polygamma.polygamma_n_4
-positive pow prod put quantile rad2deg rand_like randn randn_like ravel real reciprocal remainder
-renorm repeat repeat_interleave reshape reshape_as resolve_conj resolve_neg roll rot90 round
-round.decimals_0 round.decimals_3 round.decimals_neg_3 rsqrt rsub scatter scatter_add
-scatter_reduce.amax scatter_reduce.amin scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum
-searchsorted select sgn short sigmoid sign signbit sin sinc sinh softmax softmax.with_dtype sort
-special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
+norm.fro norm.inf normal normal.number_mean ones ones_like outer permute permute_copy
+polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3
+polygamma.polygamma_n_4 positive pow prod put quantile rad2deg rand_like randint randint_like randn
+randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
+resolve_conj resolve_neg roll rot90 round round.decimals_0 round.decimals_3 round.decimals_neg_3
+rsqrt rsub scalar_tensor scatter scatter_add scatter_reduce.amax scatter_reduce.amin
+scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum searchsorted select sgn short sigmoid
+sign signal.windows.bartlett signal.windows.blackman signal.windows.cosine
+signal.windows.exponential signal.windows.gaussian signal.windows.general_cosine
+signal.windows.general_hamming signal.windows.hamming signal.windows.hann signal.windows.kaiser
+signal.windows.nuttall signbit sin sinc sinh softmax softmax.with_dtype sort special.airy_ai
+special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
 special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
 special.chebyshev_polynomial_w special.entr special.erfcx special.hermite_polynomial_h
 special.hermite_polynomial_he special.i0e special.i1 special.i1e special.laguerre_polynomial_l
@@ -104,7 +112,6 @@ NOT_MODELED = {
     "as_strided_scatter": ("opaque", "torch.as_strided_scatter"),
     "bernoulli": ("opaque", "torch.bernoulli"),
     "bincount": ("refused", "torch.bincount: its output depends on tensor values"),
-    "broadcast_shapes": ("wrong", "returns a tuple where eager returns a torch.Size: the tracer makes every torch.Size a tuple, in what the entry returns too"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
     "cdist": ("opaque", "torch.cdist"),
     "cdouble": ("opaque", "torch.Tensor.cdouble"),
@@ -120,13 +127,10 @@ NOT_MODELED = {
     "cumulative_trapezoid": ("opaque", "torch.cumulative_trapezoid"),
     "diagonal_scatter": ("opaque", "torch.diagonal_scatter"),
     "dot": ("opaque", "torch.dot"),
-    "empty": ("opaque", "torch.empty"),
-    "empty_like": ("opaque", "torch.empty_like"),
     "empty_permuted": ("opaque", "torch.empty_permuted"),
     "empty_strided": ("opaque", "torch.empty_strided"),
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
     "exponential": ("opaque", "torch.Tensor.exponential_"),
-    "eye": ("opaque", "torch.eye"),
     "fft.fft": ("opaque", "torch.fft.fft"),
     "fft.fft2": ("opaque", "torch.fft.fft2"),
     "fft.fftn": ("opaque", "torch.fft.fftn"),
@@ -149,7 +153,6 @@ NOT_MODELED = {
     "fft.rfftn": ("opaque", "torch.fft.rfftn"),
     "fill": ("opaque", "torch.fill"),
     "frexp": ("opaque", "torch.frexp"),
-    "full_like": ("opaque", "torch.full_like"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),
     "geqrf": ("refused", "torch.geqrf: no meta kernel"),
     "gradient": ("opaque", "torch.gradient"),
@@ -210,33 +213,11 @@ NOT_MODELED = {
     "linalg.tensorsolve": ("opaque", "torch.linalg.tensorsolve"),
     "linalg.vander": ("opaque", "torch.linalg.vander"),
     "linalg.vecdot": ("opaque", "torch.linalg.vecdot"),
-    "linspace": ("opaque", "torch.linspace"),
-    "linspace.tensor_overload": ("opaque", "torch.linspace"),
     "log_normal": ("opaque", "torch.Tensor.log_normal_"),
     "logdet": ("opaque", "torch.logdet"),
-    "logspace": ("opaque", "torch.logspace"),
-    "logspace.tensor_overload": ("opaque", "torch.logspace"),
     "lu": ("opaque", "torch.lu"),
     "lu_solve": ("opaque", "torch.lu_solve"),
     "lu_unpack": ("opaque", "torch.lu_unpack"),
-    "masked.amax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.amin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.argmax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.argmin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.cumprod": ("opaque", "torch.tensor"),
-    "masked.cumsum": ("opaque", "torch.tensor"),
-    "masked.log_softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.logaddexp": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.logsumexp": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_complex, torch.is_signed"),
-    "masked.mean": ("opaque", "torch.tensor"),
-    "masked.median": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.norm": ("opaque", "torch.tensor"),
-    "masked.prod": ("opaque", "torch.tensor"),
-    "masked.softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.softmin": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.std": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
-    "masked.sum": ("opaque", "torch.tensor"),
-    "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
     "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
@@ -250,18 +231,17 @@ NOT_MODELED = {
     "native_dropout_backward": ("opaque", "torch.ops.aten.native_dropout_backward.default"),
     "native_group_norm": ("opaque", "torch.native_group_norm"),
     "native_layer_norm": ("opaque", "torch.native_layer_norm"),
-    "new_empty": ("opaque", "torch.Tensor.new_empty"),
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
     "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
     "nn.functional.bilinear": ("opaque", "torch.bilinear"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
-    "nn.functional.conv1d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv2d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv3d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv_transpose1d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose2d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose3d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
+    "nn.functional.conv1d": ("opaque", "torch.conv1d"),
+    "nn.functional.conv2d": ("opaque", "torch.conv2d"),
+    "nn.functional.conv3d": ("opaque", "torch.conv3d"),
+    "nn.functional.conv_transpose1d": ("opaque", "torch.conv_transpose1d"),
+    "nn.functional.conv_transpose2d": ("opaque", "torch.conv_transpose2d"),
+    "nn.functional.conv_transpose3d": ("opaque", "torch.conv_transpose3d"),
     "nn.functional.cosine_embedding_loss": ("opaque", "torch.nn.functional.cosine_embedding_loss"),
     "nn.functional.cosine_similarity": ("opaque", "torch.cosine_similarity"),
     "nn.functional.ctc_loss": ("refused", "torch.nn.functional.ctc_loss: its output depends on tensor values"),
@@ -297,35 +277,19 @@ NOT_MODELED = {
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "norm.nuc": ("opaque", "torch.norm"),
-    "normal": ("opaque", "torch.normal"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
-    "normal.number_mean": ("opaque", "torch.normal"),
     "ormqr": ("opaque", "torch.ormqr"),
     "pca_lowrank": ("opaque", "torch.pca_lowrank"),
     "pinverse": ("opaque", "torch.pinverse"),
     "polar": ("opaque", "torch.polar"),
     "qr": ("opaque", "torch.qr"),
-    "randint": ("opaque", "torch.randint"),
-    "randint_like": ("opaque", "torch.randint_like"),
     "resize_": ("opaque", "torch.Tensor.resize_"),
     "resize_as_": ("opaque", "torch.resize_as_"),
-    "scalar_tensor": ("opaque", "torch.scalar_tensor"),
     "select_scatter": ("opaque", "torch.select_scatter"),
-    "signal.windows.bartlett": ("opaque", "torch.empty"),
-    "signal.windows.blackman": ("opaque", "torch.empty"),
-    "signal.windows.cosine": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.exponential": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.gaussian": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.general_cosine": ("opaque", "torch.empty"),
-    "signal.windows.general_hamming": ("opaque", "torch.empty"),
-    "signal.windows.hamming": ("opaque", "torch.empty"),
-    "signal.windows.hann": ("opaque", "torch.empty"),
-    "signal.windows.kaiser": ("opaque", "torch.empty"),
-    "signal.windows.nuttall": ("opaque", "torch.empty"),
     "slice": ("opaque", "torch.ops.aten.slice.Tensor"),
     "slice_scatter": ("opaque", "torch.slice_scatter"),
-    "sparse.mm.reduce": ("crash", "a sparse CSR input: tracing asks its is_contiguous(), which raises, instead of refusing the layout"),
-    "sparse.sampled_addmm": ("crash", "a sparse CSR input: tracing asks its is_contiguous(), which raises, instead of refusing the layout"),
+    "sparse.mm.reduce": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
+    "sparse.sampled_addmm": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
     "stft": ("opaque", "torch.stft"),
     "sum_to_size": ("opaque", "torch.Tensor.sum_to_size"),
     "svd": ("opaque", "torch.svd"),
