@@ -508,18 +508,18 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None):
 
 
 @torch_form(methods=("new_zeros",))
-def _new_zeros(self, *size, dtype=None, device=None, **options):
-    return _sized(zeros, size, None, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
+def _new_zeros(self, *sizes, size=None, dtype=None, device=None, **options):
+    return _sized(zeros, sizes, size, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
 
 
 @torch_form(methods=("new_ones",))
-def _new_ones(self, *size, dtype=None, device=None, **options):
-    return _sized(ones, size, None, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
+def _new_ones(self, *sizes, size=None, dtype=None, device=None, **options):
+    return _sized(ones, sizes, size, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
 
 
 @torch_form(methods=("new_empty",))
-def _new_empty(self, *size, dtype=None, device=None, **options):
-    return _sized(empty, size, None, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
+def _new_empty(self, *sizes, size=None, dtype=None, device=None, **options):
+    return _sized(empty, sizes, size, {**options, "dtype": dtype or self.dtype, "device": device or self.device})
 
 
 @torch_form(methods=("new_full",))
