@@ -8,7 +8,9 @@ import torch
 
 from tests.test_cli import write
 from tracecli.core.symbol import Tag
+from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable
+from tracecli.passes.lower import lower
 
 # -- tensors made inside the entry -----------------------------------------------------
 
@@ -372,3 +374,22 @@ def test_an_inplace_op_reading_a_view_of_what_it_writes_is_refused():
         assert "reads a view of the tensor it writes" in str(exc) and exc.line is not None
     else:
         raise AssertionError("traced")
+
+
+def test_contiguous_copies_exactly_when_torch_does():
+    # x.t().contiguous() is a copy: writing it leaves x alone; x.contiguous() of a
+    # contiguous x is x itself: writing it writes x.
+    def f(x):
+        v = x.t().contiguous()
+        v.add_(1)
+        w = x.contiguous()
+        w.mul_(2)
+        u = x[:, 1:].contiguous()
+        u.sub_(3)
+        return x, v, w, u
+
+    x = torch.randn(3, 4)
+    trace = trace_callable(f, (x,), name="f").trace
+    for level in (trace, lower(trace).trace):
+        for got, want in zip(compile_trace(level)(x.clone()), f(x.clone()), strict=True):
+            assert torch.equal(got, want)
