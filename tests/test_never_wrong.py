@@ -10,7 +10,9 @@ import torch
 from tests.test_cli import write
 from tracecli.core.errors import TracingError
 from tracecli.core.symbol import Tag
+from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable
+from tracecli.passes.lower import lower
 
 # -- tensors made inside the entry -----------------------------------------------------
 
@@ -481,3 +483,22 @@ def test_values_made_from_empty_memory_are_compared_by_their_types_only(cli, tmp
     assert [o["match"] for o in outputs] == [True, True, True]
     # Filled all over, the middle one is compared by value; the others only by type.
     assert [o["max_abs_error"] is None for o in outputs] == [True, False, True]
+
+
+def test_contiguous_copies_exactly_when_torch_does():
+    # x.t().contiguous() is a copy: writing it leaves x alone; x.contiguous() of a
+    # contiguous x is x itself: writing it writes x.
+    def f(x):
+        v = x.t().contiguous()
+        v.add_(1)
+        w = x.contiguous()
+        w.mul_(2)
+        u = x[:, 1:].contiguous()
+        u.sub_(3)
+        return x, v, w, u
+
+    x = torch.randn(3, 4)
+    trace = trace_callable(f, (x,), name="f").trace
+    for level in (trace, lower(trace).trace):
+        for got, want in zip(compile_trace(level)(x.clone()), f(x.clone()), strict=True):
+            assert torch.equal(got, want)

@@ -97,10 +97,16 @@ def test_metadata_reads_record_nothing():
 
 def test_identity_operations_record_nothing():
     def f(x):
-        return x.contiguous().float().reshape(2, 3).detach()
+        return x.float().reshape(2, 3).detach()
 
     trace = traced(f, torch.randn(2, 3)).trace
     assert trace.bsyms == () and trace.output is trace.inputs[0]
+
+
+def test_contiguous_is_an_op_because_it_may_copy():
+    # Whether x.contiguous() is x or a copy decides where later writes land.
+    trace = traced(lambda x: x.contiguous(), torch.randn(2, 3)).trace
+    assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.contiguous"]
 
 
 def test_unmodelled_torch_call_becomes_opaque_and_still_runs():

@@ -90,6 +90,11 @@ class Aliasing:
         value, the value that now stands for the tensor)."""
         tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
+        if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):
+            # x.contiguous() of a tensor that is not: a fresh tensor, no view of x.
+            for out in outputs:
+                self.contiguous[out.name] = True
+            return None
         if is_view(bsym) and tensors:
             parent = tensors[0]
             base = self._base(parent)
@@ -118,11 +123,16 @@ class Aliasing:
         return not (bsym.symbol.namespace == "ltorch" and bsym.symbol.name in _RESHAPES
                     and not self.contiguous.get(parent.name, False))
 
+    def _copies(self, bsym: BoundSymbol, parent: TensorValue) -> bool:
+        """Whether this is `contiguous` of a tensor not known to be: torch copies it."""
+        return (bsym.symbol.namespace == "ltorch" and bsym.symbol.name == "contiguous"
+                and not self.contiguous.get(parent.name, False))
+
     def _stays_contiguous(self, bsym: BoundSymbol, parent: TensorValue, out: TensorValue) -> bool:
         if not self.contiguous.get(parent.name, False):
             return False
         name = bsym.symbol.name if bsym.symbol.namespace == "ltorch" else ""
-        if name in _RESHAPES:
+        if name in _RESHAPES or name == "contiguous":
             return True
         if name == "getitem":
             return _contiguous_region(parent, bsym.args[1])
@@ -164,6 +174,8 @@ class Aliasing:
                 return record(ltorch.setitem_, (parent, _piece_key(bsym, view.position, parent), new), {})
             if name in _RESHAPES:
                 return record(ltorch.copy_, (parent, record(ltorch.reshape, (new, parent.shape), {})), {})
+            if name == "contiguous":  # of a contiguous tensor: the tensor itself
+                return record(ltorch.copy_, (parent, new), {})
             if name in ("permute", "transpose"):
                 order = _permutation(bsym, parent)
                 inverse = tuple(order.index(d) for d in range(len(order)))
