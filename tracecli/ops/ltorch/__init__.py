@@ -17,6 +17,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     elementwise_special,
     elementwise_unary,
     factories,
+    fft,
     indexing,
     indexing_scatter,
     inplace,
