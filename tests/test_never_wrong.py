@@ -61,7 +61,8 @@ def test_examine_counts_factories_and_lists_captured_inputs(cli, tmp_path):
     assert result.exit_code == 1  # opaque factories: --strict says so
     report = json.loads(result.stdout)
     assert report["captured"] == ['SCALE: "cpu f32[3]"']
-    assert {"torch.randperm", "torch.eye", "torch.tensor"} <= {op["name"] for op in report["ops"] if not op["modeled"]}
+    assert {"torch.randperm", "torch.eye"} <= {op["name"] for op in report["ops"] if not op["modeled"]}
+    assert {"ltorch.tensor", "ltorch.linspace"} <= {op["name"] for op in report["ops"] if op["modeled"]}
 
 
 # -- state outside the arguments -----------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The factories: zeros, ones, full, arange, the *_like forms and the random draws
-(rand, randn, rand_like, randn_like), and their prims (full, iota, uniform, normal,
-bernoulli). Random cases run under one seed and must agree with eager bitwise. The
+"""The factories: zeros, ones, full, arange, linspace, tensor literals, empty tensors
+without elements, the *_like forms and the random draws (rand, randn, rand_like,
+randn_like), and their prims (full, iota, tensor, uniform, normal, bernoulli). Random cases run under one seed and must agree with eager bitwise. The
 bernoulli prim (dropout's draw) is checked here directly, its meta rule against its
 implementation.
 """
@@ -10,7 +10,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.ops.harness import DT, FLOATS, Case, T, case_adder, check_case, check_refused, rows_by_id
+from tests.ops.harness import (
+    DT,
+    FLOATS,
+    Case,
+    T,
+    case_adder,
+    check_case,
+    check_refused,
+    check_stays_torch_call,
+    rows_by_id,
+)
 from tracecli.core import dtypes
 from tracecli.core.symbol import Tag
 from tracecli.core.trace import walk
@@ -53,6 +63,31 @@ case("arange", "i32-float-bounds", lambda: torch.arange(0.5, 5.7, 2, dtype=torch
 case("arange", "big-int64", lambda: torch.arange(2**60, 2**60 + 7, 3))
 case("arange", "negative-float-step", lambda: torch.arange(1, -1, -0.3, dtype=torch.float64))
 case(("arange", "mul"), "with-input", lambda x: x * torch.arange(x.shape[-1]), T("f32", (3, 4)))
+# linspace steps as torch's kernel does, within a rounding of it (the kernel's vector lanes
+# and fused multiply-adds round differently).
+case("linspace", "f32", lambda: torch.linspace(-1.5, 2.0, 7))
+case("linspace", "f64-descending", lambda: torch.linspace(3, -4, 40, dtype=torch.float64))
+case("linspace", "kw", lambda: torch.linspace(start=0.0, end=1.0, steps=5, requires_grad=False))
+case("linspace", "one", lambda: torch.linspace(2.5, 7.0, 1), exact=True)
+case("linspace", "none", lambda: torch.linspace(2.5, 7.0, 0), exact=True)
+case("linspace", "tensor-bounds", lambda a, b: torch.linspace(a, b, 9), T("f64", ()), T("f32", ()))
+case("linspace", "tensor-start", lambda a: torch.linspace(a, 3.5, 1, dtype=torch.float64), T("i64", ()))
+case(("linspace", "mul"), "with-input", lambda x: x * torch.linspace(0, 1, x.shape[-1]), T("f32", (3, 4)))
+case("empty", "no-elements", lambda: torch.empty(0), exact=True)
+case("empty", "tuple", lambda: torch.empty((2, 0), dtype=torch.int64, layout=torch.strided, requires_grad=False),
+     exact=True)
+case("empty", "size-kw", lambda: torch.empty(size=[0, 3], dtype=torch.float64), exact=True)
+case("tensor", "floats", lambda: torch.tensor([0.5, -1.25, 3.0]), exact=True)
+case("tensor", "nested-ints", lambda: torch.tensor([[1, 2], [3, 4], [5, 6]]), exact=True)
+case("tensor", "bools", lambda: torch.tensor((True, False)), exact=True)
+case("tensor", "mixed", lambda: torch.tensor([True, 2, 3.5]), exact=True)
+case("tensor", "0d-dtype", lambda: torch.tensor(2.75, dtype=torch.float64), exact=True)
+case("tensor", "truncated", lambda: torch.tensor([1.7, -2.5], dtype=torch.int32), exact=True)
+case("tensor", "complex", lambda: torch.tensor([1 + 2j, 3.0]), exact=True)
+case("tensor", "empty", lambda: torch.tensor([[], []]), exact=True)
+case("tensor", "special", lambda: torch.tensor([float("inf"), -float("inf"), 1e-30], dtype=torch.float16), exact=True)
+case(("tensor", "mul"), "with-input", lambda x: x * torch.tensor([1.0, -2.0, 0.5, 4.0], requires_grad=False),
+     T("f32", (3, 4)), exact=True)
 for _src in ("f32", "i64", "bool", "bf16"):
     case("zeros_like", "fn", torch.zeros_like, T(_src, (3, 4)))
     case("ones_like", "fn", torch.ones_like, T(_src, (2, 3, 4)))
@@ -107,6 +142,10 @@ def test_bernoulli_meta_matches_impl():
 
 
 REFUSED = (
+    ("linspace-negative-steps", lambda x: x + torch.linspace(0, 1, -1), T("f32", (3,))),
+    ("tensor-ragged", lambda x: x + torch.tensor([[1.0], [2.0, 3.0]]), T("f32", (3,))),
+    ("tensor-complex-into-float", lambda x: x + torch.tensor([1j], dtype=torch.float32), T("f32", (3,))),
+    ("tensor-nan-into-int", lambda x: x + torch.tensor([float("nan")], dtype=torch.int64), T("i64", (3,))),
     ("arange-wrong-sign", lambda x: x + torch.arange(3, 0), T("f32", (3,))),
     ("arange-step-truncates-to-zero", lambda x: x + torch.arange(0, 3, 0.5, dtype=torch.int64), T("i64", (6,))),
     ("rand-int", lambda x: x + torch.rand(3, dtype=torch.int64), T("i64", (3,))),
@@ -117,3 +156,17 @@ REFUSED = (
 @pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
 def test_refused_like_eager(fn, arg):
     check_refused(fn, arg)
+
+
+LEFT_TO_TORCH = (
+    # Uninitialised memory: no trace can say what torch leaves there.
+    ("empty-with-elements", lambda x: x + torch.empty(3).zero_(), T("f32", (3,)), "torch.empty"),
+    # torch's kernel steps integers through doubles and half precision in halves.
+    ("linspace-int", lambda x: x + torch.linspace(0, 10, 4, dtype=torch.int64), T("i64", (4,)), "torch.linspace"),
+    ("linspace-f16", lambda x: x + torch.linspace(0, 1, 5, dtype=torch.float16), T("f16", (5,)), "torch.linspace"),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(LEFT_TO_TORCH))
+def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
+    check_stays_torch_call(fn, (arg,), opaque)

@@ -1,4 +1,5 @@
-"""Tensor factories and random sampling."""
+"""Tensor factories and random sampling; tensor literals (torch.tensor of Python numbers),
+linspace, and empty tensors without elements."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -12,11 +13,13 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.dims import Dim
 from tracecli.core.symbol import Tag
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import expect_tensor, shape_arg, symbol, torch_form
+from tracecli.ops.ltorch._base import convert, expect_tensor, shape_arg, symbol, torch_form
+from tracecli.ops.prims.factories import literal_layout
 from tracecli.ops.promotion import ShapeError
-from tracecli.ops.torch_bridge import to_device, to_dtype
+from tracecli.ops.torch_bridge import TO_TORCH, to_device, to_dtype
 
 
 def _dtype(dtype, default=dtypes.float32):
@@ -135,6 +138,108 @@ def arange(start, end=None, step=1, *, dtype=None, device=None):
     else:
         length = math.ceil((end - start) / step)
     return prims.iota(length, x_start, x_step, device=to_device(device), dtype=dtype)
+
+
+def _bound(value, device: str) -> bool:
+    if isinstance(value, TensorValue):
+        return value.ndim == 0 and value.dtype.kind in ("int", "float") and value.device == device
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _linspace(start, end, steps, **options):
+    kept = _options(options)
+    if kept is None:
+        return OPAQUE
+    device = to_device(kept["device"])
+    if not (_bound(start, device) and _bound(end, device)) or _dtype(kept["dtype"]) not in (dtypes.float32,
+                                                                                             dtypes.float64):
+        # Complex or bool bounds, and the dtypes torch's kernel steps through in arithmetic
+        # of its own (integers in doubles, half precision in halves): left to torch.
+        return OPAQUE
+    return linspace(start, end, steps, **kept)
+
+
+@symbol(torch.linspace, adapter=_linspace)
+def linspace(start, end, steps, *, dtype=None, device=None):
+    """steps values evenly spaced from start to end, both included"""
+    dtype, device = _dtype(dtype), to_device(device)
+    if isinstance(steps, TensorValue) or isinstance(steps, bool):
+        raise TypeError("linspace takes its number of steps as an int")
+    steps = int(steps)  # the step between values is a number: a symbolic count takes its example's value
+    if steps < 0:
+        raise ShapeError("number of steps must be non-negative")
+    if any(isinstance(bound, TensorValue) and bound.ndim for bound in (start, end)):
+        raise ShapeError("linspace only supports 0-dimensional start and end tensors")
+    # Tensor bounds are read as numbers of the dtype (torch reads their values): here they
+    # stay zero-dim tensors, broadcast where they meet the points.
+    first, last = (convert(v, dtype) for v in (start, end))
+    if steps <= 1:
+        if isinstance(first, TensorValue):
+            return prims.broadcast_in_dim(first, (steps,), ())
+        return prims.full((steps,), first, device=device, dtype=dtype)
+    if isinstance(first, TensorValue) or isinstance(last, TensorValue):
+        low, high = (v if isinstance(v, TensorValue) else prims.full((), v, device=device, dtype=dtype)
+                     for v in (first, last))
+        step = prims.div(prims.sub(high, low), steps - 1)
+    else:
+        low, high = (torch.tensor(v, dtype=TO_TORCH[dtype]) for v in (first, last))
+        step = ((high - low) / (steps - 1)).item()
+    # As torch's kernel: the step computed in the dtype, the first half counted up from
+    # start and the second half down from end, so that both ends are exact.
+    half = steps // 2
+    up = prims.iota(half, 0, 1, device=device, dtype=dtype)
+    down = prims.iota(steps - half, steps - half - 1, -1, device=device, dtype=dtype)
+    up = _spread(first, _spread(step, up, prims.mul), prims.add)
+    down = _spread(last, _spread(step, down, prims.mul), prims.sub)
+    return prims.cat([up, down], 0)
+
+
+def _spread(value, points, op):
+    """op(value, points) for a number or a zero-dim tensor `value` (broadcast to the points)."""
+    if isinstance(value, TensorValue):
+        value = prims.broadcast_in_dim(value, points.shape, ())
+    return op(value, points)
+
+
+def _has_no_elements(shape: tuple) -> bool:
+    return any(not isinstance(d, Dim) and d == 0 for d in shape)
+
+
+def _empty(*sizes, size=None, **options):
+    kept = _options(options)
+    if kept is None:
+        return OPAQUE
+    shape = shape_arg((size,) if size is not None else sizes)
+    # Any other shape holds uninitialised memory: no trace can say what torch leaves there.
+    return empty(shape, **kept) if _has_no_elements(shape) else OPAQUE
+
+
+@symbol(torch.empty, adapter=_empty)
+def empty(*size, dtype=None, device=None):
+    """a tensor without elements (one with elements stays a torch call: its memory is uninitialised)"""
+    shape = shape_arg(size)
+    if not _has_no_elements(shape):
+        raise ShapeError(f"ltorch.empty makes tensors without elements, not {list(shape)}")
+    return prims.full(shape, 0, device=to_device(device), dtype=_dtype(dtype))
+
+
+def _numbers_only(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return all(_numbers_only(item) for item in data)
+    return isinstance(data, (bool, int, float, complex))
+
+
+def _tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    # Only Python numbers: tensors in the data are values tracing does not have, and
+    # other objects (arrays, storages, size symbols) are torch's to read.
+    return tensor(data, dtype=dtype, device=device) if _numbers_only(data) else OPAQUE
+
+
+@symbol(torch.tensor, adapter=_tensor)
+def tensor(data, *, dtype=None, device=None):
+    """a tensor of the Python numbers in data (nested lists): a constant of the program"""
+    _, kind = literal_layout(data)
+    return prims.tensor(data, device=to_device(device), dtype=_dtype(dtype, dtypes.DEFAULT_FOR_KIND[kind]))
 
 
 @symbol(torch.rand, adapter=_rand, tags=(Tag.RANDOM,))
