@@ -106,6 +106,7 @@ EXPECTED_FAMILIES = _by_name({
     "fft": "fft_fft fft_ifft fft_rfft fft_irfft fft_hfft fft_ihfft fft_fft2 fft_ifft2 fft_rfft2 fft_irfft2 fft_hfft2 "
            "fft_ihfft2 fft_fftn fft_ifftn fft_rfftn fft_irfftn fft_hfftn fft_ihfftn fft_fftshift fft_ifftshift "
            "fft_fftfreq fft_rfftfreq",
+    "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
     "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
 })

@@ -18,6 +18,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     elementwise_unary,
     factories,
     fft,
+    fft_windows,
     indexing,
     indexing_scatter,
     inplace,
