@@ -24,15 +24,18 @@ cartesian_prod cat ceil char chunk clamp clamp_max clamp_min clone column_stack 
 conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cummax cummin cumprod
 cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist div.floor_rounding
 div.no_rounding_mode div.trunc_rounding double dsplit dstack einsum eq erf erfc erfinv exp exp2
-expand expand_as expand_copy expm1 flatten flip fliplr flipud float float_power floor floor_divide
-fmax fmin fmod frac full gather gcd ge gt half heaviside histc hsplit hstack hypot i0 igamma igammac
-index_add index_copy index_fill index_put index_reduce.amax index_reduce.amin index_reduce.mean
-index_reduce.prod index_select int isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm
-ldexp le lerp lgamma linalg.norm linalg.norm.subgradients_at_zero linalg.vector_norm log log10 log1p
-log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logical_and logical_not
-logical_or logical_xor logit logsumexp long lt mH mT masked.normalize masked_fill masked_scatter
-matmul max.binary max.reduction_no_dim max.reduction_with_dim maximum mean median
-meshgrid.list_of_tensors meshgrid.variadic_tensors min.binary min.reduction_no_dim
+expand expand_as expand_copy expm1 fft.fft fft.fft2 fft.fftn fft.fftshift fft.hfft fft.hfft2
+fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft
+fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten flip fliplr flipud float float_power
+floor floor_divide fmax fmin fmod frac full gather gcd ge gt half heaviside histc hsplit hstack
+hypot i0 igamma igammac index_add index_copy index_fill index_put index_reduce.amax
+index_reduce.amin index_reduce.mean index_reduce.prod index_select int isfinite isinf isnan isneginf
+isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.norm linalg.norm.subgradients_at_zero
+linalg.vector_norm log log10 log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2
+logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp long lt mH mT
+masked.cumprod masked.cumsum masked.mean masked.norm masked.normalize masked.prod masked.sum
+masked_fill masked_scatter matmul max.binary max.reduction_no_dim max.reduction_with_dim maximum
+mean median meshgrid.list_of_tensors meshgrid.variadic_tensors min.binary min.reduction_no_dim
 min.reduction_with_dim minimum mm mode movedim msort mul nan_to_num nanmean nanmedian nanquantile
 nansum narrow_copy ne neg new_full new_ones new_zeros nextafter nn.functional.adaptive_avg_pool1d
 nn.functional.adaptive_avg_pool2d nn.functional.adaptive_avg_pool3d
@@ -64,23 +67,26 @@ positive pow prod put quantile rad2deg rand_like randn randn_like ravel real rec
 renorm repeat repeat_interleave reshape reshape_as resolve_conj resolve_neg roll rot90 round
 round.decimals_0 round.decimals_3 round.decimals_neg_3 rsqrt rsub scatter scatter_add
 scatter_reduce.amax scatter_reduce.amin scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum
-searchsorted select sgn short sigmoid sign signbit sin sinc sinh softmax softmax.with_dtype sort
-special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
-special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
-special.chebyshev_polynomial_w special.entr special.erfcx special.hermite_polynomial_h
-special.hermite_polynomial_he special.i0e special.i1 special.i1e special.laguerre_polynomial_l
-special.legendre_polynomial_p special.log_ndtr special.modified_bessel_i0 special.modified_bessel_i1
-special.modified_bessel_k0 special.modified_bessel_k1 special.ndtr special.ndtri
-special.polygamma.special_polygamma_n_0 special.scaled_modified_bessel_k0
-special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t
-special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
-special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0 special.xlog1py special.zeta
-split split.list_args split_with_sizes split_with_sizes_copy sqrt square squeeze squeeze.multiple
-squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum t t_copy take take_along_dim
-tan tanh tile topk trace transpose transpose_copy tril tril_indices triu triu_indices true_divide
-trunc unbind unbind_copy unflatten unfold unfold_copy unsafe_split unsqueeze unsqueeze_copy var
-var.unbiased var_mean var_mean.unbiased view view_as view_copy vsplit vstack where xlogy zeros
-zeros_like
+searchsorted select sgn short sigmoid sign signal.windows.bartlett signal.windows.blackman
+signal.windows.cosine signal.windows.exponential signal.windows.gaussian
+signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
+signal.windows.hann signal.windows.kaiser signal.windows.nuttall signbit sin sinc sinh softmax
+softmax.with_dtype sort special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0
+special.bessel_y1 special.chebyshev_polynomial_t special.chebyshev_polynomial_u
+special.chebyshev_polynomial_v special.chebyshev_polynomial_w special.entr special.erfcx
+special.hermite_polynomial_h special.hermite_polynomial_he special.i0e special.i1 special.i1e
+special.laguerre_polynomial_l special.legendre_polynomial_p special.log_ndtr
+special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
+special.modified_bessel_k1 special.ndtr special.ndtri special.polygamma.special_polygamma_n_0
+special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1
+special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
+special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w
+special.spherical_bessel_j0 special.xlog1py special.zeta split split.list_args split_with_sizes
+split_with_sizes_copy sqrt square squeeze squeeze.multiple squeeze_copy stack std std.unbiased
+std_mean std_mean.unbiased sub sum t t_copy take take_along_dim tan tanh tile topk trace transpose
+transpose_copy tril tril_indices triu triu_indices true_divide trunc unbind unbind_copy unflatten
+unfold unfold_copy unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased
+view view_as view_copy vsplit vstack where xlogy zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -127,26 +133,6 @@ NOT_MODELED = {
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
     "exponential": ("opaque", "torch.Tensor.exponential_"),
     "eye": ("opaque", "torch.eye"),
-    "fft.fft": ("opaque", "torch.fft.fft"),
-    "fft.fft2": ("opaque", "torch.fft.fft2"),
-    "fft.fftn": ("opaque", "torch.fft.fftn"),
-    "fft.fftshift": ("opaque", "torch.fft.fftshift"),
-    "fft.hfft": ("opaque", "torch.fft.hfft"),
-    "fft.hfft2": ("opaque", "torch.fft.hfft2"),
-    "fft.hfftn": ("opaque", "torch.fft.hfftn"),
-    "fft.ifft": ("opaque", "torch.fft.ifft"),
-    "fft.ifft2": ("opaque", "torch.fft.ifft2"),
-    "fft.ifftn": ("opaque", "torch.fft.ifftn"),
-    "fft.ifftshift": ("opaque", "torch.fft.ifftshift"),
-    "fft.ihfft": ("opaque", "torch.fft.ihfft"),
-    "fft.ihfft2": ("opaque", "torch.fft.ihfft2"),
-    "fft.ihfftn": ("opaque", "torch.fft.ihfftn"),
-    "fft.irfft": ("opaque", "torch.fft.irfft"),
-    "fft.irfft2": ("opaque", "torch.fft.irfft2"),
-    "fft.irfftn": ("opaque", "torch.fft.irfftn"),
-    "fft.rfft": ("opaque", "torch.fft.rfft"),
-    "fft.rfft2": ("opaque", "torch.fft.rfft2"),
-    "fft.rfftn": ("opaque", "torch.fft.rfftn"),
     "fill": ("opaque", "torch.fill"),
     "frexp": ("opaque", "torch.frexp"),
     "full_like": ("opaque", "torch.full_like"),
@@ -223,19 +209,13 @@ NOT_MODELED = {
     "masked.amin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
     "masked.argmax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
     "masked.argmin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.cumprod": ("opaque", "torch.tensor"),
-    "masked.cumsum": ("opaque", "torch.tensor"),
     "masked.log_softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
     "masked.logaddexp": ("opaque", "torch.is_floating_point, torch.tensor"),
     "masked.logsumexp": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_complex, torch.is_signed"),
-    "masked.mean": ("opaque", "torch.tensor"),
     "masked.median": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.norm": ("opaque", "torch.tensor"),
-    "masked.prod": ("opaque", "torch.tensor"),
     "masked.softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
     "masked.softmin": ("opaque", "torch.is_floating_point, torch.tensor"),
     "masked.std": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
-    "masked.sum": ("opaque", "torch.tensor"),
     "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "matrix_exp": ("opaque", "torch.matrix_exp"),
@@ -311,17 +291,6 @@ NOT_MODELED = {
     "resize_as_": ("opaque", "torch.resize_as_"),
     "scalar_tensor": ("opaque", "torch.scalar_tensor"),
     "select_scatter": ("opaque", "torch.select_scatter"),
-    "signal.windows.bartlett": ("opaque", "torch.empty"),
-    "signal.windows.blackman": ("opaque", "torch.empty"),
-    "signal.windows.cosine": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.exponential": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.gaussian": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.general_cosine": ("opaque", "torch.empty"),
-    "signal.windows.general_hamming": ("opaque", "torch.empty"),
-    "signal.windows.hamming": ("opaque", "torch.empty"),
-    "signal.windows.hann": ("opaque", "torch.empty"),
-    "signal.windows.kaiser": ("opaque", "torch.empty"),
-    "signal.windows.nuttall": ("opaque", "torch.empty"),
     "slice": ("opaque", "torch.ops.aten.slice.Tensor"),
     "slice_scatter": ("opaque", "torch.slice_scatter"),
     "sparse.mm.reduce": ("crash", "a sparse CSR input: tracing asks its is_contiguous(), which raises, instead of refusing the layout"),
