@@ -162,6 +162,8 @@ LEFT_TO_TORCH = (
     # Uninitialised memory: no trace can say what torch leaves there.
     ("empty-with-elements", lambda x: x + torch.empty(3).zero_(), T("f32", (3,)), "torch.empty"),
     # torch's kernel steps integers through doubles and half precision in halves.
+    # A sparse tensor is torch's to make: the prims make strided ones.
+    ("zeros-sparse", lambda x: x + torch.zeros(3, layout=torch.sparse_coo), T("f32", (3,)), "torch.zeros"),
     ("linspace-int", lambda x: x + torch.linspace(0, 10, 4, dtype=torch.int64), T("i64", (4,)), "torch.linspace"),
     ("linspace-f16", lambda x: x + torch.linspace(0, 1, 5, dtype=torch.float16), T("f16", (5,)), "torch.linspace"),
 )

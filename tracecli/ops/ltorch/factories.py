@@ -32,8 +32,8 @@ _NO_EFFECT = frozenset({"layout", "pin_memory", "requires_grad", "memory_format"
 
 def _options(options: dict):
     """dtype and device of a factory call; None when an option only torch can honour
-    (a `generator=` to draw from) is given."""
-    if options.get("generator") is not None:
+    (a `generator=` to draw from, a sparse or other non-strided layout) is given."""
+    if options.get("generator") is not None or options.get("layout") not in (None, torch.strided):
         return None
     unknown = set(options) - _NO_EFFECT - {"dtype", "device", "generator"}
     if unknown:
