@@ -65,7 +65,8 @@ def test_examine_counts_factories_and_lists_captured_inputs(cli, tmp_path):
     assert result.exit_code == 0  # every factory modelled: nothing for --strict to report
     report = json.loads(result.stdout)
     assert report["captured"] == ['SCALE: "cpu f32[3]"']
-    assert {"ltorch.randperm", "ltorch.eye", "ltorch.tensor"} <= {op["name"] for op in report["ops"] if op["modeled"]}
+    assert {"ltorch.randperm", "ltorch.eye", "ltorch.tensor", "ltorch.linspace"} <= {
+        op["name"] for op in report["ops"] if op["modeled"]}
 
 
 # -- state outside the arguments -----------------------------------------------------------

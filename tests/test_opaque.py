@@ -95,9 +95,9 @@ def test_special_expit_matches_eager_whichever_way_it_is_traced():
     check(lambda x: torch.special.expit(x) * 2, randn(3, 4))
 
 
-def test_fft_rfft_has_a_complex_output():
-    text = check(lambda x: torch.fft.rfft(x), randn(3, 8), calls=("torch.fft.rfft",))
-    assert '"cpu c64[3, 5]"' in text
+def test_an_opaque_op_with_a_complex_output():
+    text = check(lambda x: torch.view_as_complex(x), randn(3, 8, 2), calls=("torch.view_as_complex",))
+    assert '"cpu c64[3, 8]"' in text
 
 
 def test_special_function_is_spelled_as_users_write_it():

@@ -24,11 +24,13 @@ bucketize byte cartesian_prod cat ceil char chunk clamp clamp_max clamp_min clon
 combinations conj conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cummax
 cummin cumprod cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist
 div.floor_rounding div.no_rounding_mode div.trunc_rounding double dsplit dstack einsum empty
-empty_like eq erf erfc erfinv exp exp2 expand expand_as expand_copy expm1 eye flatten flip fliplr
-flipud float float_power floor floor_divide fmax fmin fmod frac full full_like gather gcd ge gt half
-heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
-index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select int isfinite
-isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.norm
+empty_like eq erf erfc erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2
+fft.fftn fft.fftshift fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift
+fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten
+flip fliplr flipud float float_power floor floor_divide fmax fmin fmod frac full full_like gather
+gcd ge gt half heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill
+index_put index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select int
+isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.norm
 linalg.norm.subgradients_at_zero linalg.vector_norm linspace linspace.tensor_overload log log10
 log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logical_and
 logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp long lt mH mT
@@ -131,26 +133,6 @@ NOT_MODELED = {
     "empty_strided": ("opaque", "torch.empty_strided"),
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
     "exponential": ("opaque", "torch.Tensor.exponential_"),
-    "fft.fft": ("opaque", "torch.fft.fft"),
-    "fft.fft2": ("opaque", "torch.fft.fft2"),
-    "fft.fftn": ("opaque", "torch.fft.fftn"),
-    "fft.fftshift": ("opaque", "torch.fft.fftshift"),
-    "fft.hfft": ("opaque", "torch.fft.hfft"),
-    "fft.hfft2": ("opaque", "torch.fft.hfft2"),
-    "fft.hfftn": ("opaque", "torch.fft.hfftn"),
-    "fft.ifft": ("opaque", "torch.fft.ifft"),
-    "fft.ifft2": ("opaque", "torch.fft.ifft2"),
-    "fft.ifftn": ("opaque", "torch.fft.ifftn"),
-    "fft.ifftshift": ("opaque", "torch.fft.ifftshift"),
-    "fft.ihfft": ("opaque", "torch.fft.ihfft"),
-    "fft.ihfft2": ("opaque", "torch.fft.ihfft2"),
-    "fft.ihfftn": ("opaque", "torch.fft.ihfftn"),
-    "fft.irfft": ("opaque", "torch.fft.irfft"),
-    "fft.irfft2": ("opaque", "torch.fft.irfft2"),
-    "fft.irfftn": ("opaque", "torch.fft.irfftn"),
-    "fft.rfft": ("opaque", "torch.fft.rfft"),
-    "fft.rfft2": ("opaque", "torch.fft.rfft2"),
-    "fft.rfftn": ("opaque", "torch.fft.rfftn"),
     "fill": ("opaque", "torch.fill"),
     "frexp": ("opaque", "torch.frexp"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),

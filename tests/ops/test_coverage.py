@@ -104,6 +104,10 @@ EXPECTED_FAMILIES = _by_name({
               "binary_cross_entropy_with_logits kl_div soft_margin_loss margin_ranking_loss hinge_embedding_loss "
               "poisson_nll_loss",
     "attention": "scaled_dot_product_attention",
+    "fft": "fft_fft fft_ifft fft_rfft fft_irfft fft_hfft fft_ihfft fft_fft2 fft_ifft2 fft_rfft2 fft_irfft2 fft_hfft2 "
+           "fft_ihfft2 fft_fftn fft_ifftn fft_rfftn fft_irfftn fft_hfftn fft_ihfftn fft_fftshift fft_ifftshift "
+           "fft_fftfreq fft_rfftfreq",
+    "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
     "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
 })
@@ -129,6 +133,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "selection": "argmax argmin sort topk searchsorted histc",
     "linalg": "matmul",
     "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed",
+    "fft": "fft_c2c fft_r2c fft_c2r conj",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",
     "checks": "check_all",

@@ -2,7 +2,8 @@
 its values are unspecified), tensor from Python numbers, linspace and logspace, the
 random draws (rand, randn, randint, randperm, normal and their *_like forms) and
 manual_seed, and their prims (full, iota, empty, tensor, linspace, logspace, uniform,
-normal, bernoulli, randint, randperm, manual_seed). Random cases run under one seed and must agree with eager bitwise. The
+normal, bernoulli, randint, randperm, manual_seed). Random cases run under one seed and
+must agree with eager bitwise. The
 bernoulli prim (dropout's draw) is checked here directly, its meta rule against its
 implementation.
 """
@@ -13,8 +14,18 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.ops.harness import DT, FLOATS, Case, T, case_adder, check_case, check_refused, rows_by_id
+from tests.ops.harness import (
+    DT,
+    FLOATS,
+    Case,
+    T,
+    case_adder,
+    check_case,
+    check_refused,
+    rows_by_id,
+)
 from tracecli.core import dtypes
+from tracecli.core.errors import TracingError
 from tracecli.core.symbol import Tag
 from tracecli.core.trace import walk
 from tracecli.core.values import TensorType
@@ -56,6 +67,30 @@ case("arange", "i32-float-bounds", lambda: torch.arange(0.5, 5.7, 2, dtype=torch
 case("arange", "big-int64", lambda: torch.arange(2**60, 2**60 + 7, 3))
 case("arange", "negative-float-step", lambda: torch.arange(1, -1, -0.3, dtype=torch.float64))
 case(("arange", "mul"), "with-input", lambda x: x * torch.arange(x.shape[-1]), T("f32", (3, 4)))
+# linspace is torch's own kernel (prims.linspace): bit for bit whatever the CPU's vector width.
+case("linspace", "f32", lambda: torch.linspace(-1.5, 2.0, 7), exact=True)
+case("linspace", "f64-descending", lambda: torch.linspace(3, -4, 40, dtype=torch.float64), exact=True)
+case("linspace", "kw", lambda: torch.linspace(start=0.0, end=1.0, steps=5, requires_grad=False))
+case("linspace", "one", lambda: torch.linspace(2.5, 7.0, 1), exact=True)
+case("linspace", "none", lambda: torch.linspace(2.5, 7.0, 0), exact=True)
+case("linspace", "tensor-bounds", lambda a, b: torch.linspace(a, b, 9), T("f64", ()), T("f32", ()))
+case("linspace", "tensor-start", lambda a: torch.linspace(a, 3.5, 1, dtype=torch.float64), T("i64", ()))
+case(("linspace", "mul"), "with-input", lambda x: x * torch.linspace(0, 1, x.shape[-1]), T("f32", (3, 4)))
+case("empty", "no-elements", lambda: torch.empty(0), exact=True)
+case("empty", "tuple", lambda: torch.empty((2, 0), dtype=torch.int64, layout=torch.strided, requires_grad=False),
+     exact=True)
+case("empty", "size-kw", lambda: torch.empty(size=[0, 3], dtype=torch.float64), exact=True)
+case("tensor", "floats", lambda: torch.tensor([0.5, -1.25, 3.0]), exact=True)
+case("tensor", "nested-ints", lambda: torch.tensor([[1, 2], [3, 4], [5, 6]]), exact=True)
+case("tensor", "bools", lambda: torch.tensor((True, False)), exact=True)
+case("tensor", "mixed", lambda: torch.tensor([True, 2, 3.5]), exact=True)
+case("tensor", "0d-dtype", lambda: torch.tensor(2.75, dtype=torch.float64), exact=True)
+case("tensor", "truncated", lambda: torch.tensor([1.7, -2.5], dtype=torch.int32), exact=True)
+case("tensor", "complex", lambda: torch.tensor([1 + 2j, 3.0]), exact=True)
+case("tensor", "empty", lambda: torch.tensor([[], []]), exact=True)
+case("tensor", "special", lambda: torch.tensor([float("inf"), -float("inf"), 1e-30], dtype=torch.float16), exact=True)
+case(("tensor", "mul"), "with-input", lambda x: x * torch.tensor([1.0, -2.0, 0.5, 4.0], requires_grad=False),
+     T("f32", (3, 4)), exact=True)
 for _src in ("f32", "i64", "bool", "bf16"):
     case("zeros_like", "fn", torch.zeros_like, T(_src, (3, 4)))
     case("ones_like", "fn", torch.ones_like, T(_src, (2, 3, 4)))
@@ -80,7 +115,7 @@ case(("rand_like", "mul"), "with-input", lambda x: x * torch.rand_like(x), T("f3
 
 case(("empty", "fill_"), "varargs", lambda: torch.empty(2, 3).fill_(1.5))
 case(("empty", "zero_"), "tuple-dtype", lambda: torch.empty((2, 3), dtype=torch.int32).zero_())
-case("empty", "no-elements", lambda: torch.empty(0, 3))
+case("empty", "no-elements-2d", lambda: torch.empty(0, 3))
 case(("empty", "copy_"), "size-kw", lambda x: torch.empty(size=x.shape).copy_(x), T("f64", (3, 4)))
 case(("empty", "fill_"), "new_empty", lambda x: x.new_empty((2,)).fill_(7), T("i64", (4,)))
 case(("empty_like", "fill_"), "fn", lambda x: torch.empty_like(x).fill_(2), T("i32", (2, 3)))
@@ -106,12 +141,10 @@ case(("eye", "matmul"), "sized-by-input", lambda x: torch.eye(x.shape[0], dtype=
 case("tensor", "float", lambda: torch.tensor(2.5))
 case("tensor", "int", lambda: torch.tensor(-3))
 case("tensor", "bool", lambda: torch.tensor(True))
-case("tensor", "complex", lambda: torch.tensor([1, 2j]))
+case("tensor", "int-and-complex", lambda: torch.tensor([1, 2j]))
 case("tensor", "nested", lambda: torch.tensor([[1, 2], [3, 4]]))
 case("tensor", "tuples", lambda: torch.tensor(((1.5, 2), (3, 4))))
-case("tensor", "widest-kind", lambda: torch.tensor([True, 2, 3.5]))
-case("tensor", "empty", lambda: torch.tensor([]))
-case("tensor", "empty-rows", lambda: torch.tensor([[], []]))
+case("tensor", "empty-list", lambda: torch.tensor([]))
 case("tensor", "dtype-truncates", lambda: torch.tensor([1.7, -2.2], dtype=torch.int64))
 case("tensor", "dtype-wraps", lambda: torch.tensor([-1, 255], dtype=torch.uint8))
 case("tensor", "overflow-to-inf", lambda: torch.tensor([1e40, float("nan")]))
@@ -120,8 +153,8 @@ case(("tensor", "mul"), "a-size", lambda x: x * torch.tensor(x.shape[-1]), T("f3
 
 # --- linspace, logspace: torch's own kernels, their shapes and dtypes written down ----------------------
 
-case("linspace", "floats", lambda: torch.linspace(-3.3, 17.1, 101))
-case("linspace", "f64", lambda: torch.linspace(0, 1, 7, dtype=torch.float64))
+case("linspace", "floats", lambda: torch.linspace(-3.3, 17.1, 101), exact=True)
+case("linspace", "f64", lambda: torch.linspace(0, 1, 7, dtype=torch.float64), exact=True)
 case("linspace", "int-dtype", lambda: torch.linspace(0, 10, 4, dtype=torch.int64))
 case("linspace", "complex", lambda: torch.linspace(0, 1 + 1j, 4))
 case("linspace", "one-step", lambda: torch.linspace(2, 5, 1))
@@ -216,6 +249,10 @@ def test_bernoulli_meta_matches_impl():
 
 
 REFUSED = (
+    ("linspace-negative-steps", lambda x: x + torch.linspace(0, 1, -1), T("f32", (3,))),
+    ("tensor-ragged", lambda x: x + torch.tensor([[1.0], [2.0, 3.0]]), T("f32", (3,))),
+    ("tensor-complex-into-float", lambda x: x + torch.tensor([1j], dtype=torch.float32), T("f32", (3,))),
+    ("tensor-nan-into-int", lambda x: x + torch.tensor([float("nan")], dtype=torch.int64), T("i64", (3,))),
     ("arange-wrong-sign", lambda x: x + torch.arange(3, 0), T("f32", (3,))),
     ("arange-step-truncates-to-zero", lambda x: x + torch.arange(0, 3, 0.5, dtype=torch.int64), T("i64", (6,))),
     ("rand-int", lambda x: x + torch.rand(3, dtype=torch.int64), T("i64", (3,))),
@@ -226,3 +263,9 @@ REFUSED = (
 @pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
 def test_refused_like_eager(fn, arg):
     check_refused(fn, arg)
+
+
+def test_a_sparse_layout_is_refused():
+    # The prims make strided tensors, and a sparse one is no value a trace holds.
+    with pytest.raises(TracingError, match="sparse tensors are not traced"):
+        trace_callable(lambda x: x + torch.zeros(3, layout=torch.sparse_coo), (torch.ones(3),), name="fn")

@@ -17,6 +17,8 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     elementwise_special,
     elementwise_unary,
     factories,
+    fft,
+    fft_windows,
     indexing,
     indexing_scatter,
     inplace,

@@ -17,6 +17,7 @@ from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.conversions import clone, to
+from tracecli.ops.prims.factories import NUMBER_TYPES, literal_layout
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
 from tracecli.ops.torch_bridge import to_device, to_dtype
 
@@ -399,27 +400,11 @@ def eye(n, m=None, *, dtype=None, device=None):
 
 # --- from Python data ---------------------------------------------------------------------------
 
-# Numbers torch.tensor reads as its Python type says (numpy's scalars carry their own dtype).
-_NUMBER_TYPES = (bool, int, float, complex, Dim)
-_INT64 = (-(2**63), 2**63)
 
-
-def _literal_kind(data) -> str | None:
-    """The kind torch.tensor infers for nested sequences of numbers (the widest of bool,
-    int, float, complex; float for none), or None for data it is not modelled for."""
-    kinds = set()
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif type(item) in _NUMBER_TYPES:
-            if type(item) is int and not _INT64[0] <= item < _INT64[1]:
-                return None  # past int64: torch's own error or wider dtypes
-            kinds.add(dtypes.kind_of_number(item))
-        else:
-            return None
-    return max(kinds, key=dtypes.KIND_ORDER.__getitem__, default="float")
+def _numbers_only(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return all(_numbers_only(item) for item in data)
+    return type(data) in NUMBER_TYPES
 
 
 def _holds_tensor(data) -> bool:
@@ -435,20 +420,17 @@ def _tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fa
             "torch.tensor of a sequence holding traced tensors reads their values one by one; "
             "build it with torch.stack (of 0-d tensors) or torch.cat instead"
         )
-    if _literal_kind(data) is None:
-        return OPAQUE
+    if not _numbers_only(data):
+        return OPAQUE  # numpy's scalars and arrays, storages, ...: torch's to read
     return tensor(data, dtype=dtype, device=device)
 
 
 @symbol(torch.tensor, adapter=_tensor)
 def tensor(data, *, dtype=None, device=None):
-    """a tensor holding Python numbers (nested sequences of them): the dtype is the
-    widest kind among them (bool, int64, float32, complex64) unless told"""
-    kind = _literal_kind(data)
-    if kind is None:
-        raise TypeError(f"torch.tensor takes numbers and sequences of them, got {data!r}")
-    inferred = dtypes.DEFAULT_FOR_KIND[kind]
-    return prims.tensor(data, device=to_device(device), dtype=_dtype(dtype, inferred))
+    """a tensor holding Python numbers (nested sequences of them, sizes among them): the
+    dtype is the widest kind among them (bool, int64, float32, complex64) unless told"""
+    _, kind = literal_layout(data)
+    return prims.tensor(data, device=to_device(device), dtype=_dtype(dtype, dtypes.DEFAULT_FOR_KIND[kind]))
 
 
 # --- evenly spaced ------------------------------------------------------------------------------
@@ -467,7 +449,7 @@ def _spaced_dtype(start, end, dtype):
 def _spaced_ends(start, end) -> bool:
     """Whether torch takes these ends as they are: numbers, or 0-d tensors."""
     return all(
-        (isinstance(v, TensorValue) and v.ndim == 0) or (type(v) in _NUMBER_TYPES) for v in (start, end)
+        (isinstance(v, TensorValue) and v.ndim == 0) or (type(v) in NUMBER_TYPES) for v in (start, end)
     )
 
 

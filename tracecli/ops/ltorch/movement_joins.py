@@ -141,7 +141,8 @@ def kron(input, other):
     return prims.reshape(product, tuple(s * t for s, t in zip(a_shape, b_shape, strict=True)))
 
 
-@symbol(torch.combinations)
+# torch stacks the chosen elements: under CPU autocast, float16 and bfloat16 do not mix.
+@symbol(torch.combinations, autocast=Autocast(cpu=Policy.PROMOTE))
 def combinations(input, r=2, with_replacement=False):
     """the r-element combinations of a vector's elements (an element repeated too, if
     with_replacement), as rows in lexicographic order of their positions"""

@@ -17,6 +17,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     elementwise,
     elementwise_special,
     factories,
+    fft,
     indexing,
     indexing_scatter,
     linalg,

@@ -11,8 +11,11 @@ decomposition repeats bit for bit.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
+from tracecli.core import dtypes
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
@@ -59,22 +62,45 @@ def _empty(shape, *, device, dtype):
     return torch.empty(shape, device=device, dtype=torch_dtype(dtype))
 
 
-def _tensor_meta(data, *, device, dtype) -> TensorType:
-    return TensorType(literal_shape(data), dtype, device)
+# Numbers torch.tensor reads as their Python type says (numpy's scalars carry a dtype of
+# their own, and are left to torch); a size symbol is an int.
+NUMBER_TYPES = (bool, int, float, complex, Dim)
 
 
-def literal_shape(data) -> tuple:
-    """The shape of nested sequences of numbers, as torch.tensor reads it (the first item
-    of each level gives its length; every sibling must agree)."""
-    if not isinstance(data, (list, tuple)):
-        return ()
-    if not data:
-        return (0,)
-    inner = literal_shape(data[0])
-    for item in data[1:]:
-        if isinstance(item, (list, tuple)) != bool(inner) or literal_shape(item) != inner:
-            raise ShapeError(f"torch.tensor: the sequences are not of one shape, got {data!r}")
-    return (len(data), *inner)
+def literal_layout(data) -> tuple[tuple, str]:
+    """(shape, widest number kind) of Python numbers in nested lists or tuples, as
+    torch.tensor reads them; ShapeError for ragged nesting or anything but numbers."""
+    if isinstance(data, (list, tuple)):
+        parts = [literal_layout(item) for item in data]
+        if not parts:
+            return (0,), "float"  # torch.tensor([]) is an empty float tensor
+        if len({shape for shape, _ in parts}) > 1:
+            raise ShapeError(f"torch.tensor needs nested sequences of one length at each depth, got {data!r}")
+        kind = max((k for _, k in parts), key=dtypes.KIND_ORDER.__getitem__)
+        return (len(parts),) + parts[0][0], kind
+    if type(data) in NUMBER_TYPES:
+        return (), dtypes.kind_of_number(data)
+    raise ShapeError(f"a tensor literal holds Python numbers, got {type(data).__name__}")
+
+
+def _numbers(data):
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _numbers(item)
+    else:
+        yield data
+
+
+def _tensor_meta(data, *, device, dtype: DType) -> TensorType:
+    shape, kind = literal_layout(data)
+    if kind == "complex" and not dtype.is_complex:
+        raise ShapeError(f"a complex number cannot be written into a {dtype.name} tensor")
+    for value in _numbers(data):
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            raise ShapeError(f"{value} does not fit the integers torch.tensor reads")
+        if dtype.kind == "int" and isinstance(value, float) and not math.isfinite(value):
+            raise ShapeError(f"{value} cannot be converted to {dtype.name}")
+    return TensorType(shape, dtype, device)
 
 
 def _tensor(data, *, device, dtype):
@@ -101,7 +127,7 @@ def _logspace(start, end, steps, base, *, device, dtype):
 full = prim("full", _factory_meta, _full)
 iota = prim("iota", _iota_meta, _iota)
 empty = prim("empty", _factory_meta, _empty, doc="a tensor whose values are unspecified (torch.empty's memory)")
-tensor = prim("tensor", _tensor_meta, _tensor, doc="a tensor holding the numbers of (nested) sequences")
+tensor = prim("tensor", _tensor_meta, _tensor, doc="a constant tensor: the numbers written in the program")
 linspace = prim("linspace", _spaced_meta("linspace"), _linspace, doc="steps values from start to end, evenly spaced")
 logspace = prim("logspace", _spaced_meta("logspace"), _logspace,
                 doc="base ** each of linspace(start, end, steps)")
