@@ -10,6 +10,7 @@ implementation.
 
 from __future__ import annotations
 
+import numpy
 import pytest
 import torch
 import torch.nn.functional as F
@@ -149,6 +150,11 @@ case("tensor", "dtype-truncates", lambda: torch.tensor([1.7, -2.2], dtype=torch.
 case("tensor", "dtype-wraps", lambda: torch.tensor([-1, 255], dtype=torch.uint8))
 case("tensor", "overflow-to-inf", lambda: torch.tensor([1e40, float("nan")]))
 case("tensor", "sizes", lambda x: torch.tensor([x.shape, x.shape[::-1]]), T("i64", (3, 2)))
+# A numpy scalar keeps its dtype (np.float64(0.1) is not float32's 0.1).
+case("tensor", "numpy-float64", lambda: torch.tensor(numpy.float64(0.1)), exact=True)
+case("tensor", "numpy-float32", lambda: torch.tensor(numpy.float32(0.1)), exact=True)
+case("tensor", "numpy-int16-dtype", lambda: torch.tensor(numpy.int16(-3), dtype=torch.float32), exact=True)
+case(("tensor", "add"), "numpy-uint8", lambda x: x + torch.tensor(numpy.uint8(200)), T("u8", (3,)), exact=True)
 case(("tensor", "mul"), "a-size", lambda x: x * torch.tensor(x.shape[-1]), T("f32", (2, 3)))
 
 # --- linspace, logspace: torch's own kernels, their shapes and dtypes written down ----------------------
