@@ -184,3 +184,27 @@ def test_rename_names_sizes_after_the_variables_and_sizes_may_use_those_names(cl
     assert "2 traces for 3 calls; every call matches eager" in out
     bad = cli("run", script, "--dynamic", "--sizes", "row=5")
     assert_user_error(bad, "--sizes names row, not a dim of the trace (its dims: s0 (rows), s1 (cols))")
+
+
+SIZED_FACTORIES = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def f(x, labels):
+        window = torch.hann_window(x.shape[-1])
+        return x * window + F.one_hot(labels, x.shape[-1])
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, 8, device=device), torch.tensor([1, 2, 7], device=device))
+"""
+
+
+def test_sizes_read_from_tensors_reach_factories_that_torch_checks_for_ints(cli, tmp_path):
+    # torch's argument parser wants an int for window_length and num_classes: a size from
+    # x.shape must still get there (as its value, pinned where the op needs it).
+    script = write(tmp_path, "sized.py", SIZED_FACTORIES)
+    result = cli("run", script, "--dynamic", "--sizes", "s0=5,s1=16", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "every call matches eager" in result.stdout

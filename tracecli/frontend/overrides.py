@@ -67,8 +67,13 @@ def _true(*args, **kwargs) -> bool:
     return True
 
 
-# Factories whose number parameters torch's parser checks before dispatch.
-_NUMBER_FACTORIES = ("arange", "linspace", "logspace", "full", "scalar_tensor", "tensor", "as_tensor")
+# Callables whose number parameters torch's parser checks before dispatch: a size read
+# from a tensor (`torch.hann_window(x.shape[-1])`) would be refused there.
+_NUMBER_FACTORIES = (
+    (torch, ("arange", "linspace", "logspace", "full", "scalar_tensor", "tensor", "as_tensor", "hann_window",
+             "hamming_window", "bartlett_window", "blackman_window", "kaiser_window")),
+    (torch.nn.functional, ("one_hot",)),
+)
 
 
 def _size_taking(original: Callable) -> Callable:
@@ -112,16 +117,17 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.cuda.is_bf16_supported = _true
     torch.Tensor.as_subclass = _as_subclass
     torch.manual_seed = torch.random.manual_seed = _manual_seed
-    factories = {name: getattr(torch, name) for name in _NUMBER_FACTORIES} if symbolic else {}
+    factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
+                 } if symbolic else {}
     if symbolic:
         torch_paths.index()  # public paths name the factories themselves, not these stand-ins
-    for name, original in factories.items():
-        setattr(torch, name, _size_taking(original))
+    for (space, name), original in factories.items():
+        setattr(space, name, _size_taking(original))
     try:
         yield
     finally:
-        for name, original in factories.items():
-            setattr(torch, name, original)
+        for (space, name), original in factories.items():
+            setattr(space, name, original)
         del torch.Tensor.as_subclass
         torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
