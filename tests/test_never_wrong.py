@@ -503,3 +503,41 @@ def test_contiguous_copies_exactly_when_torch_does():
     for level in (trace, lower(trace).trace):
         for got, want in zip(compile_trace(level)(x.clone()), f(x.clone()), strict=True):
             assert torch.equal(got, want)
+
+
+DEFAULT_FLOAT64 = """
+    import torch
+    torch.set_default_dtype(torch.float64)
+
+
+    def f(x):
+        return x + torch.ones(3)
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, device=device),)
+"""
+
+
+def test_another_default_dtype_is_refused_not_traced_as_float32(cli, tmp_path):
+    # torch.ones(3) is float64 here: a trace declaring float32 would be wrong.
+    try:
+        result = cli("run", write(tmp_path, "f64.py", DEFAULT_FLOAT64))
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert result.exit_code == 2
+    assert "f64.py:6: tracecli models torch's default dtype as float32" in result.output
+
+
+def test_setting_the_default_dtype_inside_the_entry_is_refused_at_its_line():
+    def entry(x):
+        torch.set_default_dtype(torch.float64)
+        return x + torch.ones(3)
+
+    try:
+        with pytest.raises(TracingError, match=r"torch.set_default_dtype\(torch.float64\)") as info:
+            trace_callable(entry, (torch.randn(3),), name="entry")
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert "torch.set_default_dtype(torch.float64)" in info.value.source
+    trace_callable(lambda x: (torch.set_default_dtype(torch.float32), x + 1)[1], (torch.randn(3),), name="fn")

@@ -57,6 +57,21 @@ def _as_subclass(self, cls):
 
 
 _BASE_AS_SUBCLASS = torch._C.TensorBase.as_subclass
+_SET_DEFAULT_DTYPE = torch.set_default_dtype
+
+# ltorch's factories and type promotion take float32 as torch's default dtype; under another
+# default the trace would declare float32 where eager makes float64.
+DEFAULT_DTYPE_REFUSAL = ("tracecli models torch's default dtype as float32; under torch.set_default_dtype({}) "
+                         "its traces would declare the wrong dtypes. Pass dtype= to the factories instead")
+
+
+def _set_default_dtype(dtype):
+    if dtype is not torch.float32:
+        frame = user_frame(sys._getframe(1))
+        where = location_of(frame) if frame is not None else None
+        raise TracingError(DEFAULT_DTYPE_REFUSAL.format(dtype), file=where.file if where else None,
+                           line=where.line if where else None, source=where.text if where else "")
+    _SET_DEFAULT_DTYPE(dtype)
 
 
 def _false(*args, **kwargs) -> bool:
@@ -117,6 +132,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.cuda.is_bf16_supported = _true
     torch.Tensor.as_subclass = _as_subclass
     torch.manual_seed = torch.random.manual_seed = _manual_seed
+    torch.set_default_dtype = _set_default_dtype
     factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
                  } if symbolic else {}
     if symbolic:
@@ -130,5 +146,6 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
             setattr(space, name, original)
         del torch.Tensor.as_subclass
         torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
+        torch.set_default_dtype = _SET_DEFAULT_DTYPE
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -43,7 +43,7 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
-from tracecli.frontend.overrides import tracing_overrides
+from tracecli.frontend.overrides import DEFAULT_DTYPE_REFUSAL, tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
@@ -532,6 +532,8 @@ def trace_callable(
     lived there (the device need not exist here). With `dims`, the dims it names are
     symbols: one trace for every size its guards accept."""
     kwargs = kwargs or {}
+    if torch.get_default_dtype() is not torch.float32:
+        raise _error_at_def(fn, DEFAULT_DTYPE_REFUSAL.format(torch.get_default_dtype()))
     registry = NameRegistry()
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
     for value, obj in zip(input_values, input_objs, strict=True):
