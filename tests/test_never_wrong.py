@@ -541,3 +541,36 @@ def test_setting_the_default_dtype_inside_the_entry_is_refused_at_its_line():
         torch.set_default_dtype(torch.float32)
     assert "torch.set_default_dtype(torch.float64)" in info.value.source
     trace_callable(lambda x: (torch.set_default_dtype(torch.float32), x + 1)[1], (torch.randn(3),), name="fn")
+
+
+def _restores_the_rng_state(x):
+    state = torch.get_rng_state()
+    a = torch.rand(3)
+    torch.set_rng_state(state)
+    return x + a - torch.rand(3)
+
+
+def _forks_the_rng(x):
+    with torch.random.fork_rng():
+        a = torch.rand(3)
+    return x + a - torch.rand(3)
+
+
+def _own_generator(x):
+    generator = torch.Generator().manual_seed(1)
+    return x + torch.rand(3, generator=generator)
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    (_restores_the_rng_state, "setting torch's RNG state inside the entry"),
+    (_forks_the_rng, "setting torch's RNG state inside the entry"),
+    (_own_generator, r"torch.rand\(..., generator=...\) draws from a torch.Generator, which is not traced"),
+])
+def test_random_numbers_eager_repeats_are_refused_not_drawn_afresh(entry, message):
+    # Eager draws the same numbers twice (a restored state, a generator seeded anew on
+    # every call); a trace of fresh draws, or of numbers frozen at tracing, would not.
+    with pytest.raises(TracingError, match=message) as info:
+        trace_callable(entry, (torch.zeros(3),), name="entry")
+    assert info.value.line is not None
+    torch.rand(3)  # torch's own functions are back after tracing
+    torch.set_rng_state(torch.get_rng_state())

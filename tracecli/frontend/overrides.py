@@ -65,12 +65,26 @@ DEFAULT_DTYPE_REFUSAL = ("tracecli models torch's default dtype as float32; unde
                          "its traces would declare the wrong dtypes. Pass dtype= to the factories instead")
 
 
+def _refuse_at_caller(message: str) -> TracingError:
+    frame = user_frame(sys._getframe(2))
+    where = location_of(frame) if frame is not None else None
+    return TracingError(message, file=where.file if where else None, line=where.line if where else None,
+                        source=where.text if where else "")
+
+
+_SET_RNG_STATE = (torch.random.set_rng_state, torch.cuda.set_rng_state)
+
+
+def _set_rng_state(*args, **kwargs):
+    # Restoring a state (torch.random.fork_rng does on leaving) makes eager draw the same
+    # numbers again; the trace's random ops would draw fresh ones.
+    raise _refuse_at_caller("setting torch's RNG state inside the entry (torch.set_rng_state, torch.random.fork_rng) "
+                            "is not traced: the trace would draw fresh numbers where eager repeats them")
+
+
 def _set_default_dtype(dtype):
     if dtype is not torch.float32:
-        frame = user_frame(sys._getframe(1))
-        where = location_of(frame) if frame is not None else None
-        raise TracingError(DEFAULT_DTYPE_REFUSAL.format(dtype), file=where.file if where else None,
-                           line=where.line if where else None, source=where.text if where else "")
+        raise _refuse_at_caller(DEFAULT_DTYPE_REFUSAL.format(dtype))
     _SET_DEFAULT_DTYPE(dtype)
 
 
@@ -133,6 +147,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.Tensor.as_subclass = _as_subclass
     torch.manual_seed = torch.random.manual_seed = _manual_seed
     torch.set_default_dtype = _set_default_dtype
+    torch.set_rng_state = torch.random.set_rng_state = torch.cuda.set_rng_state = _set_rng_state
     factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
                  } if symbolic else {}
     if symbolic:
@@ -147,5 +162,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         del torch.Tensor.as_subclass
         torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
         torch.set_default_dtype = _SET_DEFAULT_DTYPE
+        torch.set_rng_state = torch.random.set_rng_state = _SET_RNG_STATE[0]
+        torch.cuda.set_rng_state = _SET_RNG_STATE[1]
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -403,6 +403,8 @@ def _makes_tensors(func, vargs, vkwargs) -> bool:
     not model. Asked of its meta rule, so nothing runs for real."""
     try:
         types = opaque_symbol(func).meta(*vargs, **vkwargs)
+    except UnsupportedCall as exc:  # a form tracing refuses, whatever it reads
+        raise _error_at_user_line(str(exc)) from exc
     except Exception:  # not meta-able: a utility the call itself will show
         return False
     return any(isinstance(t, TensorType) for t in tree_leaves(types))

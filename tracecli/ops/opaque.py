@@ -135,6 +135,11 @@ def _meta_rule(func: Callable, name: str) -> Callable:
         disagrees = None
 
     def meta(*args, **kwargs):
+        if any(isinstance(leaf, torch.Generator) for leaf in _leaves((args, tuple(kwargs.values())))):
+            # The trace would hold this generator object and draw on from its state at each
+            # call, where eager code that makes and seeds its generator repeats its numbers.
+            raise UnsupportedCall(f"{name}(..., generator=...) draws from a torch.Generator, which is not traced; "
+                                  "seed torch's own generator with torch.manual_seed instead")
         if disagrees is not None and disagrees[0](args, kwargs):
             raise OpaqueCallError(f"{name} cannot be traced: {disagrees[1]}")
         devices: list[str] = []
