@@ -16,13 +16,21 @@ TORCH_VERSION = "2.13"
 
 MODELED = frozenset("""
 T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmul__ __ror__ __rpow__ __rsub__ __rxor__ abs
-add addmm addmm.decomposed all amax amin any arange argmax argmin argsort baddbmm bfloat16
-bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to byte cat
-char chunk clamp clamp_max clamp_min clone constant_pad_nd contiguous cos cumsum diff
-div.floor_rounding div.no_rounding_mode double einsum eq erf exp expand expand_as flatten float
-floor_divide full gather ge gt half index_select int le log log_softmax log_softmax.with_dtype
-logical_and logical_not logical_or long lt mT masked_fill matmul max.binary max.reduction_with_dim
-maximum mean min.binary min.reduction_with_dim minimum mm mul ne neg new_full new_ones new_zeros
+add addbmm addmm addmm.decomposed addmv addr all amax amin any arange argmax argmin argsort baddbmm
+bfloat16 bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to
+byte cat cdist char cholesky cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone
+constant_pad_nd contiguous cos cross cumsum diff div.floor_rounding div.no_rounding_mode dot double
+einsum eq erf exp expand expand_as flatten float floor_divide full gather ge geqrf gt half
+index_select inner int le linalg.cholesky linalg.cholesky_ex linalg.cond linalg.cross linalg.det
+linalg.diagonal linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.householder_product
+linalg.inv linalg.inv_ex linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq
+linalg.lstsq.grad_oriented linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve
+linalg.matrix_power linalg.matrix_rank linalg.matrix_rank.hermitian linalg.multi_dot linalg.pinv
+linalg.pinv.hermitian linalg.pinv.singular linalg.qr linalg.slogdet linalg.solve linalg.solve_ex
+linalg.solve_triangular linalg.svd linalg.svdvals linalg.tensorinv linalg.tensorsolve linalg.vander
+linalg.vecdot log log_softmax log_softmax.with_dtype logdet logical_and logical_not logical_or long
+lt lu lu_solve lu_unpack mT masked_fill matmul matrix_exp max.binary max.reduction_with_dim maximum
+mean min.binary min.reduction_with_dim minimum mm mul mv ne neg new_full new_ones new_zeros
 nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
@@ -39,11 +47,12 @@ nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
 nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
 nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
 nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like outer permute pow
-rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt rsub short sigmoid
-sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze squeeze.multiple stack sub
-sum t take_along_dim tanh topk transpose tril triu true_divide unbind unflatten unsqueeze var
-var.unbiased view view_as where zeros zeros_like
+nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like ormqr outer permute
+pinverse pow qr rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt
+rsub short sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze
+squeeze.multiple stack sub sum svd t take_along_dim tanh tensordot topk transpose triangular_solve
+tril triu true_divide unbind unflatten unsqueeze var var.unbiased vdot view view_as where zeros
+zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -60,11 +69,8 @@ NOT_MODELED = {
     "_upsample_bilinear2d_aa": ("opaque", "torch.ops.aten._upsample_bilinear2d_aa"),
     "acos": ("opaque", "torch.acos"),
     "acosh": ("opaque", "torch.acosh"),
-    "addbmm": ("opaque", "torch.addbmm"),
     "addcdiv": ("opaque", "torch.addcdiv"),
     "addcmul": ("opaque", "torch.addcmul"),
-    "addmv": ("opaque", "torch.addmv"),
-    "addr": ("opaque", "torch.addr"),
     "alias_copy": ("opaque", "torch.alias_copy"),
     "allclose": ("refused", "torch.allclose: its output depends on tensor values"),
     "aminmax": ("opaque", "torch.aminmax"),
@@ -92,14 +98,10 @@ NOT_MODELED = {
     "bucketize": ("opaque", "torch.bucketize"),
     "cartesian_prod": ("opaque", "torch.cartesian_prod"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
-    "cdist": ("opaque", "torch.cdist"),
     "cdouble": ("opaque", "torch.Tensor.cdouble"),
     "ceil": ("opaque", "torch.ceil"),
     "cfloat": ("opaque", "torch.Tensor.cfloat"),
     "chalf": ("opaque", "torch.Tensor.chalf"),
-    "cholesky": ("opaque", "torch.cholesky"),
-    "cholesky_inverse": ("opaque", "torch.cholesky_inverse"),
-    "cholesky_solve": ("opaque", "torch.cholesky_solve"),
     "column_stack": ("opaque", "torch.column_stack"),
     "combinations": ("refused", "torch.combinations: its output depends on tensor values"),
     "complex": ("opaque", "torch.complex"),
@@ -110,7 +112,6 @@ NOT_MODELED = {
     "cosh": ("opaque", "torch.cosh"),
     "count_nonzero": ("opaque", "torch.count_nonzero"),
     "cov": ("refused", "torch.cov: its output depends on tensor values"),
-    "cross": ("opaque", "torch.cross"),
     "cummax": ("opaque", "torch.cummax"),
     "cummin": ("opaque", "torch.cummin"),
     "cumprod": ("opaque", "torch.cumprod"),
@@ -125,7 +126,6 @@ NOT_MODELED = {
     "digamma": ("opaque", "torch.digamma"),
     "dist": ("opaque", "torch.dist"),
     "div.trunc_rounding": ("opaque", "torch.div"),
-    "dot": ("opaque", "torch.dot"),
     "dsplit": ("opaque", "torch.dsplit"),
     "dstack": ("opaque", "torch.dstack"),
     "empty": ("opaque", "torch.empty"),
@@ -174,7 +174,6 @@ NOT_MODELED = {
     "full_like": ("opaque", "torch.full_like"),
     "gcd": ("opaque", "torch.gcd"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),
-    "geqrf": ("refused", "torch.geqrf: no meta kernel"),
     "gradient": ("opaque", "torch.gradient"),
     "grid_sampler_2d": ("opaque", "torch.grid_sampler_2d"),
     "grid_sampler_3d": ("opaque", "torch.grid_sampler_3d"),
@@ -198,7 +197,6 @@ NOT_MODELED = {
     "index_reduce.amin": ("opaque", "torch.index_reduce"),
     "index_reduce.mean": ("opaque", "torch.index_reduce"),
     "index_reduce.prod": ("opaque", "torch.index_reduce"),
-    "inner": ("opaque", "torch.inner"),
     "isclose": ("opaque", "torch.isclose"),
     "isfinite": ("opaque", "torch.isfinite"),
     "isin": ("opaque", "torch.isin"),
@@ -220,49 +218,9 @@ NOT_MODELED = {
     "ldexp": ("opaque", "torch.ldexp"),
     "lerp": ("opaque", "torch.lerp"),
     "lgamma": ("opaque", "torch.lgamma"),
-    "linalg.cholesky": ("opaque", "torch.linalg.cholesky"),
-    "linalg.cholesky_ex": ("opaque", "torch.linalg.cholesky_ex"),
-    "linalg.cond": ("opaque", "torch.linalg.cond"),
-    "linalg.cross": ("opaque", "torch.linalg.cross"),
-    "linalg.det": ("opaque", "torch.linalg.det"),
-    "linalg.diagonal": ("opaque", "torch.linalg.diagonal"),
-    "linalg.eig": ("opaque", "torch.linalg.eig"),
-    "linalg.eigh": ("opaque", "torch.linalg.eigh"),
-    "linalg.eigvals": ("opaque", "torch.linalg.eigvals"),
-    "linalg.eigvalsh": ("opaque", "torch.linalg.eigvalsh"),
-    "linalg.householder_product": ("opaque", "torch.linalg.householder_product"),
-    "linalg.inv": ("opaque", "torch.linalg.inv"),
-    "linalg.inv_ex": ("opaque", "torch.linalg.inv_ex"),
-    "linalg.ldl_factor": ("opaque", "torch.linalg.ldl_factor"),
-    "linalg.ldl_factor_ex": ("opaque", "torch.linalg.ldl_factor_ex"),
-    "linalg.ldl_solve": ("opaque", "torch.linalg.ldl_solve"),
-    "linalg.lstsq": ("refused", "torch.linalg.lstsq: its output depends on tensor values"),
-    "linalg.lstsq.grad_oriented": ("refused", "torch.linalg.lstsq: its output depends on tensor values"),
-    "linalg.lu": ("opaque", "torch.linalg.lu"),
-    "linalg.lu_factor": ("opaque", "torch.linalg.lu_factor"),
-    "linalg.lu_factor_ex": ("opaque", "torch.linalg.lu_factor_ex"),
-    "linalg.lu_solve": ("opaque", "torch.linalg.lu_solve"),
     "linalg.matrix_norm": ("opaque", "torch.linalg.matrix_norm"),
-    "linalg.matrix_power": ("opaque", "torch.linalg.matrix_power"),
-    "linalg.matrix_rank": ("opaque", "torch.linalg.matrix_rank"),
-    "linalg.matrix_rank.hermitian": ("opaque", "torch.linalg.matrix_rank"),
-    "linalg.multi_dot": ("opaque", "torch.linalg.multi_dot"),
     "linalg.norm": ("opaque", "torch.linalg.norm"),
     "linalg.norm.subgradients_at_zero": ("opaque", "torch.linalg.norm"),
-    "linalg.pinv": ("opaque", "torch.linalg.pinv"),
-    "linalg.pinv.hermitian": ("opaque", "torch.linalg.pinv"),
-    "linalg.pinv.singular": ("opaque", "torch.linalg.pinv"),
-    "linalg.qr": ("opaque", "torch.linalg.qr"),
-    "linalg.slogdet": ("opaque", "torch.linalg.slogdet"),
-    "linalg.solve": ("opaque", "torch.linalg.solve"),
-    "linalg.solve_ex": ("opaque", "torch.linalg.solve_ex"),
-    "linalg.solve_triangular": ("opaque", "torch.linalg.solve_triangular"),
-    "linalg.svd": ("opaque", "torch.linalg.svd"),
-    "linalg.svdvals": ("opaque", "torch.linalg.svdvals"),
-    "linalg.tensorinv": ("opaque", "torch.linalg.tensorinv"),
-    "linalg.tensorsolve": ("opaque", "torch.linalg.tensorsolve"),
-    "linalg.vander": ("opaque", "torch.linalg.vander"),
-    "linalg.vecdot": ("opaque", "torch.linalg.vecdot"),
     "linalg.vector_norm": ("opaque", "torch.linalg.vector_norm"),
     "linspace": ("opaque", "torch.linspace"),
     "linspace.tensor_overload": ("opaque", "torch.linspace"),
@@ -273,15 +231,11 @@ NOT_MODELED = {
     "logaddexp": ("opaque", "torch.logaddexp"),
     "logaddexp2": ("opaque", "torch.logaddexp2"),
     "logcumsumexp": ("opaque", "torch.logcumsumexp"),
-    "logdet": ("opaque", "torch.logdet"),
     "logical_xor": ("opaque", "torch.logical_xor"),
     "logit": ("opaque", "torch.logit"),
     "logspace": ("opaque", "torch.logspace"),
     "logspace.tensor_overload": ("opaque", "torch.logspace"),
     "logsumexp": ("opaque", "torch.logsumexp"),
-    "lu": ("opaque", "torch.lu"),
-    "lu_solve": ("opaque", "torch.lu_solve"),
-    "lu_unpack": ("opaque", "torch.lu_unpack"),
     "mH": ("opaque", "torch.Tensor.mH.__get__"),
     "masked.amax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
     "masked.amin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
@@ -304,7 +258,6 @@ NOT_MODELED = {
     "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
     "masked_scatter": ("opaque", "torch.masked_scatter"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
-    "matrix_exp": ("opaque", "torch.matrix_exp"),
     "max.reduction_no_dim": ("opaque", "torch.max"),
     "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
     "median": ("opaque", "torch.median"),
@@ -315,7 +268,6 @@ NOT_MODELED = {
     "movedim": ("opaque", "torch.movedim"),
     "msort": ("opaque", "torch.msort"),
     "multinomial": ("opaque", "torch.multinomial"),
-    "mv": ("opaque", "torch.mv"),
     "mvlgamma.mvlgamma_p_1": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_3": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_5": ("opaque", "torch.mvlgamma"),
@@ -410,10 +362,8 @@ NOT_MODELED = {
     "normal": ("opaque", "torch.normal"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
     "normal.number_mean": ("opaque", "torch.normal"),
-    "ormqr": ("opaque", "torch.ormqr"),
     "pca_lowrank": ("opaque", "torch.pca_lowrank"),
     "permute_copy": ("opaque", "torch.permute_copy"),
-    "pinverse": ("opaque", "torch.pinverse"),
     "polar": ("opaque", "torch.polar"),
     "polygamma.polygamma_n_0": ("opaque", "torch.polygamma"),
     "polygamma.polygamma_n_1": ("opaque", "torch.polygamma"),
@@ -423,7 +373,6 @@ NOT_MODELED = {
     "positive": ("opaque", "torch.positive"),
     "prod": ("opaque", "torch.prod"),
     "put": ("opaque", "torch.put"),
-    "qr": ("opaque", "torch.qr"),
     "quantile": ("opaque", "torch.quantile"),
     "rad2deg": ("opaque", "torch.rad2deg"),
     "randint": ("opaque", "torch.randint"),
@@ -519,13 +468,11 @@ NOT_MODELED = {
     "std_mean.unbiased": ("opaque", "torch.std_mean"),
     "stft": ("opaque", "torch.stft"),
     "sum_to_size": ("opaque", "torch.Tensor.sum_to_size"),
-    "svd": ("opaque", "torch.svd"),
     "svd_lowrank": ("opaque", "torch.svd_lowrank"),
     "t_copy": ("opaque", "torch.t_copy"),
     "take": ("opaque", "torch.take"),
     "tan": ("opaque", "torch.tan"),
     "tensor_split": ("refused", "torch.tensor_split with a tensor of split points: its meta kernel wants that tensor on cpu"),
-    "tensordot": ("opaque", "torch.tensordot"),
     "tile": ("opaque", "torch.tile"),
     "to": ("opaque", "torch.Tensor.to"),
     "to_sparse": ("refused", "torch.Tensor.to_sparse: no meta kernel"),
@@ -536,7 +483,6 @@ NOT_MODELED = {
     "transpose_copy": ("opaque", "torch.transpose_copy"),
     "trapezoid": ("opaque", "torch.trapezoid"),
     "trapz": ("opaque", "torch.trapz"),
-    "triangular_solve": ("opaque", "torch.triangular_solve"),
     "tril_indices": ("opaque", "torch.tril_indices"),
     "triu_indices": ("opaque", "torch.triu_indices"),
     "trunc": ("opaque", "torch.trunc"),
@@ -552,7 +498,6 @@ NOT_MODELED = {
     "unsqueeze_copy": ("opaque", "torch.unsqueeze_copy"),
     "var_mean": ("opaque", "torch.var_mean"),
     "var_mean.unbiased": ("opaque", "torch.var_mean"),
-    "vdot": ("opaque", "torch.vdot"),
     "view_as_complex": ("opaque", "torch.view_as_complex"),
     "view_as_real": ("opaque", "torch.view_as_real"),
     "view_copy": ("opaque", "torch.view_copy"),

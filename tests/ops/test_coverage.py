@@ -66,7 +66,17 @@ EXPECTED_FAMILIES = _by_name({
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
-    "linalg": "matmul linear addmm baddbmm outer einsum",
+    "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr",
+    "linalg_products": "tensordot inner linalg_multi_dot linalg_matrix_power linalg_vecdot linalg_cross cross "
+                       "linalg_vander linalg_diagonal cdist",
+    "linalg_solvers": "linalg_det linalg_slogdet slogdet logdet linalg_inv linalg_inv_ex cholesky_inverse "
+                      "linalg_matrix_exp linalg_solve linalg_solve_ex linalg_solve_triangular triangular_solve "
+                      "cholesky_solve linalg_lu_solve lu_solve linalg_ldl_solve linalg_lstsq linalg_pinv pinverse "
+                      "linalg_matrix_rank linalg_cond linalg_tensorinv linalg_tensorsolve",
+    "linalg_decompositions": "linalg_cholesky cholesky linalg_cholesky_ex linalg_lu linalg_lu_factor "
+                             "linalg_lu_factor_ex lu lu_unpack linalg_qr qr geqrf ormqr linalg_householder_product "
+                             "linalg_svd linalg_svdvals svd linalg_eig linalg_eigvals linalg_eigh linalg_eigvalsh "
+                             "linalg_ldl_factor linalg_ldl_factor_ex",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
     "conversions": "to clone",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
@@ -92,6 +102,11 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "indexing": "take gather index_put",
     "selection": "argmax argmin sort topk",
     "linalg": "matmul",
+    "linalg_products": "vander cdist",
+    "linalg_solvers": "det slogdet inv inv_ex matrix_exp solve solve_ex solve_triangular triangular_solve cholesky_solve "
+                      "cholesky_inverse lu_solve ldl_solve lstsq pinv matrix_rank cond",
+    "linalg_decompositions": "cholesky cholesky_ex lu lu_factor_ex lu_unpack qr geqrf householder_product ormqr svd "
+                             "svdvals eig eigvals eigh eigvalsh ldl_factor_ex",
     "factories": "full iota uniform normal bernoulli",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",

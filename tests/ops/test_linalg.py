@@ -1,6 +1,7 @@
-"""The matrix products: matmul (and mm, bmm), linear, addmm, baddbmm, outer and
-einsum, and the matmul prim, exercised through the cases' lowered traces. Einsum
-equations ltorch does not model stay torch calls."""
+"""The matrix products: matmul (and mm, bmm), linear, addmm, baddbmm, outer, mv, dot,
+vdot, addmv, addr, addbmm (with their in-place twins) and einsum, and the matmul prim,
+exercised through the cases' lowered traces. Einsum equations ltorch does not model, and
+complex vdot, stay torch calls."""
 
 from __future__ import annotations
 
@@ -66,6 +67,62 @@ for _a, _b in (("f32", "f32"), ("i64", "f32"), ("bool", "bool"), ("f16", "f16"),
 case("outer", "method", lambda a, b: a.outer(b), T("f32", (3,)), T("f64", (2,)))
 case("outer", "ger", torch.ger, T("f32", (3,)), T("f32", (2,)))
 
+# --- mv, dot, vdot, addmv, addr, addbmm -------------------------------------------------------------
+
+for _dtype in ("f32", "f64", "i64", "i32", "f16", "bf16"):
+    case("mv", "fn", torch.mv, T(_dtype, (3, 4)), T(_dtype, (4,)))
+    case("dot", "fn", torch.dot, T(_dtype, (5,)), T(_dtype, (5,)))
+    case("addmv", "fn", torch.addmv, T(_dtype, (3,)), T(_dtype, (3, 4)), T(_dtype, (4,)))
+case("mv", "method", lambda m, v: m.mv(v), T("f32", (2, 3)), T("f32", (3,)))
+case("mv", "empty-inner", torch.mv, T("f32", (3, 0)), T("f32", (0,)))
+case("dot", "method", lambda a, b: a.dot(b), T("f64", (4,)), T("f64", (4,)))
+case("dot", "empty", torch.dot, T("f32", (0,)), T("f32", (0,)))
+for _dtype in ("f32", "i64", "bf16"):
+    case("vdot", "fn", torch.vdot, T(_dtype, (4,)), T(_dtype, (4,)))
+case("vdot", "method", lambda a, b: a.vdot(b), T("f32", (3,)), T("f32", (3,)))
+case("addmv", "beta-alpha", lambda x, m, v: torch.addmv(x, m, v, beta=0.5, alpha=-2.0), T("f32", (1,)),
+     T("f32", (3, 4)), T("f32", (4,)))
+case("addmv", "0d-input", torch.addmv, T("f32", ()), T("f32", (3, 4)), T("f32", (4,)))
+case("addmv", "beta-zero", lambda x, m, v: torch.addmv(x, m, v, beta=0), L((NAN, INF, 1.0), "f32"), T("f32", (3, 2)),
+     T("f32", (2,)))
+case("addmv", "int-float-scalars", lambda x, m, v: torch.addmv(x, m, v, beta=0.2, alpha=0.6), T("i64", (3,)),
+     T("i64", (3, 2)), T("i64", (2,)))
+case("addmv", "method", lambda x, m, v: x.addmv(m, v, alpha=3), T("f32", (3,)), T("f32", (3, 4)), T("f32", (4,)))
+case("addmv", "inplace", lambda x, m, v: x.clone().addmv_(m, v, beta=2), T("f32", (3,)), T("f32", (3, 4)),
+     T("f32", (4,)))
+for _dtypes in (("f32",) * 3, ("f64",) * 3, ("i64",) * 3, ("bf16",) * 3, ("f16",) * 3, ("i64", "f32", "i32"),
+                ("f32", "f64", "i64"), ("bool",) * 3, ("bool", "i64", "bool")):
+    case("addr", "fn", torch.addr, T(_dtypes[0], (3, 4)), T(_dtypes[1], (3,)), T(_dtypes[2], (4,)))
+case("addr", "scalars", lambda x, a, b: torch.addr(x, a, b, beta=0.6, alpha=0.2), T("f32", (3, 4)), T("f32", (3,)),
+     T("f32", (4,)))
+for _dtype in ("bf16", "f16"):
+    case("addr", "half-scalars", lambda x, a, b: torch.addr(x, a, b, beta=0.6, alpha=0.2), T(_dtype, (5, 6)),
+         T(_dtype, (5,)), T(_dtype, (6,)))
+case("addr", "int-scalars", lambda x, a, b: torch.addr(x, a, b, beta=3, alpha=-2), T("i32", (3, 4)), T("i32", (3,)),
+     T("i32", (4,)))
+case("addr", "broadcast-input", torch.addr, T("f32", (4,)), T("f32", (3,)), T("f32", (4,)))
+case("addr", "0d-input", torch.addr, T("f32", ()), T("f32", (3,)), T("f32", (4,)))
+case("addr", "beta-zero", lambda x, a, b: torch.addr(x, a, b, beta=0), L((NAN, INF), "f32"), T("f32", (3,)),
+     T("f32", (2,)))
+for _beta, _alpha in ((False, True), (True, False), (False, False), (True, 2)):
+    case("addr", f"bool-{_beta}-{_alpha}", lambda x, a, b, s=_beta, t=_alpha: torch.addr(x, a, b, beta=s, alpha=t),
+         T("bool", (3, 4)), T("bool", (3,)), T("bool", (4,)))
+case("addr", "method", lambda x, a, b: x.addr(a, b, alpha=0.5), T("f64", (2, 3)), T("f64", (2,)), T("f64", (3,)))
+case("addr", "inplace", lambda x, a, b: x.clone().addr_(a, b), T("f32", (2, 3)), T("f32", (2,)), T("f32", (3,)))
+for _dtype in ("f32", "f64", "i64", "bf16", "f16"):
+    case("addbmm", "fn", torch.addbmm, T(_dtype, (3, 5)), T(_dtype, (4, 3, 2)), T(_dtype, (4, 2, 5)))
+case("addbmm", "scalars", lambda x, a, b: torch.addbmm(x, a, b, beta=0.5, alpha=2.0), T("f32", (5,)),
+     T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+case("addbmm", "half-scalars", lambda x, a, b: torch.addbmm(x, a, b, beta=0.6, alpha=0.2), T("f16", (3, 5)),
+     T("f16", (3, 3, 4)), T("f16", (3, 4, 5)))
+case("addbmm", "beta-zero", lambda x, a, b: torch.addbmm(x, a, b, beta=0), L((NAN, INF), "f32"),
+     T("f32", (2, 3, 4)), T("f32", (2, 4, 2)))
+case("addbmm", "empty-batch", lambda x, a, b: torch.addbmm(x, a, b, beta=2.0), T("f32", (3, 2)), T("f32", (0, 3, 4)),
+     T("f32", (0, 4, 2)))
+case("addbmm", "method", lambda x, a, b: x.addbmm(a, b), T("f32", (3, 5)), T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
+case("addbmm", "inplace", lambda x, a, b: x.clone().addbmm_(a, b, alpha=0.5), T("f32", (3, 5)), T("f32", (2, 3, 4)),
+     T("f32", (2, 4, 5)))
+
 # --- einsum ----------------------------------------------------------------------------------------------------
 
 EINSUM = (
@@ -125,6 +182,7 @@ OPAQUE_FORMS = (
     ("einsum-three-operands", lambda a: torch.einsum("ij,jk,kl->il", a, a.T, a), T("f32", (3, 3)), "torch.einsum"),
     ("einsum-diagonal", lambda a: torch.einsum("ii->i", a), T("f32", (3, 3)), "torch.einsum"),
     ("einsum-int-one-sided-sum", lambda a: torch.einsum("ij,ik->i", a, a), T("i32", (3, 3)), "torch.einsum"),
+    ("vdot-complex", lambda a: torch.vdot(a, a), T("c64", (3,)), "torch.vdot"),
 )
 
 
@@ -148,6 +206,20 @@ REFUSED = (
     ("einsum-rank", lambda x: torch.einsum("ijk->i", x), T("f32", (3, 4))),
     ("einsum-output-label", lambda x: torch.einsum("ij->k", x), T("f32", (3, 4))),
     ("einsum-subscript", lambda x: torch.einsum("i1->i", x), T("f32", (3, 4))),
+    ("matmul-bool", lambda x: x @ x, T("bool", (3, 3))),
+    ("mv-dtypes", lambda x: torch.mv(x, torch.ones(4, dtype=torch.float64)), T("f32", (3, 4))),
+    ("mv-shapes", lambda x: torch.mv(x, torch.ones(3)), T("f32", (3, 4))),
+    ("mv-vector", lambda x: torch.mv(x, x), T("f32", (3,))),
+    ("dot-2d", lambda x: torch.dot(x, x), T("f32", (2, 2))),
+    ("dot-dtypes", lambda x: torch.dot(x, x.double()), T("f32", (3,))),
+    ("dot-bool", lambda x: torch.dot(x, x), T("bool", (3,))),
+    ("addmv-dtypes", lambda x: torch.addmv(x, torch.ones(3, 4), torch.ones(4)), T("f64", (3,))),
+    ("addmv-2d-input", lambda x: torch.addmv(x, torch.ones(3, 4), torch.ones(4)), T("f32", (3, 3))),
+    ("addr-int-float-beta", lambda x: torch.addr(x, x[0], x[:, 0], beta=0.5), T("i64", (3, 3))),
+    ("addr-bool-alpha-on-float", lambda x: torch.addr(x, x[0], x[:, 0], alpha=True), T("f32", (3, 3))),
+    ("addr-input-shape", lambda x: torch.addr(x, torch.ones(2), torch.ones(3)), T("f32", (3, 3))),
+    ("addbmm-batches", lambda x: torch.addbmm(x, torch.ones(2, 3, 4), torch.ones(3, 4, 5)), T("f32", (3, 5))),
+    ("addbmm-dtypes", lambda x: torch.addbmm(x, torch.ones(2, 3, 4), torch.ones(2, 4, 5)), T("f64", (3, 5))),
 )
 
 
