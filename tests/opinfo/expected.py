@@ -34,11 +34,12 @@ mean min.binary min.reduction_with_dim minimum mm mul mv ne neg new_full new_one
 nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
-nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.binary_cross_entropy
-nn.functional.binary_cross_entropy_with_logits nn.functional.cross_entropy nn.functional.dropout
-nn.functional.embedding nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
-nn.functional.group_norm nn.functional.hinge_embedding_loss nn.functional.huber_loss
-nn.functional.interpolate.area nn.functional.interpolate.linear nn.functional.interpolate.nearest
+nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.bilinear
+nn.functional.binary_cross_entropy nn.functional.binary_cross_entropy_with_logits
+nn.functional.cross_entropy nn.functional.dropout nn.functional.embedding
+nn.functional.feature_alpha_dropout.without_train nn.functional.gelu nn.functional.group_norm
+nn.functional.hinge_embedding_loss nn.functional.huber_loss nn.functional.interpolate.area
+nn.functional.interpolate.linear nn.functional.interpolate.nearest
 nn.functional.interpolate.nearest-exact nn.functional.interpolate.trilinear nn.functional.kl_div
 nn.functional.l1_loss nn.functional.layer_norm nn.functional.linear
 nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
@@ -287,7 +288,6 @@ NOT_MODELED = {
     "nextafter": ("opaque", "torch.nextafter"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
     "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
-    "nn.functional.bilinear": ("opaque", "torch.bilinear"),
     "nn.functional.celu": ("opaque", "torch.nn.functional.celu"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
     "nn.functional.conv1d": ("refused", "prims.convolution needs floating point operands, got int64"),

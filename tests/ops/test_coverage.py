@@ -66,8 +66,8 @@ EXPECTED_FAMILIES = _by_name({
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
     "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
     "selection": "max min argmax argmin sort argsort topk",
-    "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr",
-    "linalg_products": "tensordot inner linalg_multi_dot linalg_matrix_power linalg_vecdot linalg_cross cross "
+    "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr bilinear",
+    "linalg_products": "tensordot inner linalg_multi_dot chain_matmul linalg_matrix_power linalg_vecdot linalg_cross cross "
                        "linalg_vander linalg_diagonal cdist",
     "linalg_solvers": "linalg_det linalg_slogdet slogdet logdet linalg_inv linalg_inv_ex cholesky_inverse "
                       "linalg_matrix_exp linalg_solve linalg_solve_ex linalg_solve_triangular triangular_solve "

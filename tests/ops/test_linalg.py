@@ -11,7 +11,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.ops.harness import Case, L, T, case_adder, check_case, check_refused, check_stays_torch_call, rows_by_id
+from tests.ops.harness import (
+    Case,
+    L,
+    T,
+    case_adder,
+    check_case,
+    check_refused,
+    check_stays_torch_call,
+    module,
+    rows_by_id,
+)
 from tracecli.core.errors import TracingError
 from tracecli.frontend.tracer import trace_callable
 
@@ -69,7 +79,7 @@ case("outer", "ger", torch.ger, T("f32", (3,)), T("f32", (2,)))
 
 # --- mv, dot, vdot, addmv, addr, addbmm -------------------------------------------------------------
 
-for _dtype in ("f32", "f64", "i64", "i32", "f16", "bf16"):
+for _dtype in ("f32", "i64", "i32", "bf16"):
     case("mv", "fn", torch.mv, T(_dtype, (3, 4)), T(_dtype, (4,)))
     case("dot", "fn", torch.dot, T(_dtype, (5,)), T(_dtype, (5,)))
     case("addmv", "fn", torch.addmv, T(_dtype, (3,)), T(_dtype, (3, 4)), T(_dtype, (4,)))
@@ -90,8 +100,8 @@ case("addmv", "int-float-scalars", lambda x, m, v: torch.addmv(x, m, v, beta=0.2
 case("addmv", "method", lambda x, m, v: x.addmv(m, v, alpha=3), T("f32", (3,)), T("f32", (3, 4)), T("f32", (4,)))
 case("addmv", "inplace", lambda x, m, v: x.clone().addmv_(m, v, beta=2), T("f32", (3,)), T("f32", (3, 4)),
      T("f32", (4,)))
-for _dtypes in (("f32",) * 3, ("f64",) * 3, ("i64",) * 3, ("bf16",) * 3, ("f16",) * 3, ("i64", "f32", "i32"),
-                ("f32", "f64", "i64"), ("bool",) * 3, ("bool", "i64", "bool")):
+for _dtypes in (("f32",) * 3, ("i64",) * 3, ("bf16",) * 3, ("i64", "f32", "i32"), ("f32", "f64", "i64"), ("bool",) * 3,
+                ("bool", "i64", "bool")):
     case("addr", "fn", torch.addr, T(_dtypes[0], (3, 4)), T(_dtypes[1], (3,)), T(_dtypes[2], (4,)))
 case("addr", "scalars", lambda x, a, b: torch.addr(x, a, b, beta=0.6, alpha=0.2), T("f32", (3, 4)), T("f32", (3,)),
      T("f32", (4,)))
@@ -109,7 +119,7 @@ for _beta, _alpha in ((False, True), (True, False), (False, False), (True, 2)):
          T("bool", (3, 4)), T("bool", (3,)), T("bool", (4,)))
 case("addr", "method", lambda x, a, b: x.addr(a, b, alpha=0.5), T("f64", (2, 3)), T("f64", (2,)), T("f64", (3,)))
 case("addr", "inplace", lambda x, a, b: x.clone().addr_(a, b), T("f32", (2, 3)), T("f32", (2,)), T("f32", (3,)))
-for _dtype in ("f32", "f64", "i64", "bf16", "f16"):
+for _dtype in ("f32", "i64", "bf16", "f16"):
     case("addbmm", "fn", torch.addbmm, T(_dtype, (3, 5)), T(_dtype, (4, 3, 2)), T(_dtype, (4, 2, 5)))
 case("addbmm", "scalars", lambda x, a, b: torch.addbmm(x, a, b, beta=0.5, alpha=2.0), T("f32", (5,)),
      T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
@@ -122,6 +132,26 @@ case("addbmm", "empty-batch", lambda x, a, b: torch.addbmm(x, a, b, beta=2.0), T
 case("addbmm", "method", lambda x, a, b: x.addbmm(a, b), T("f32", (3, 5)), T("f32", (2, 3, 4)), T("f32", (2, 4, 5)))
 case("addbmm", "inplace", lambda x, a, b: x.clone().addbmm_(a, b, alpha=0.5), T("f32", (3, 5)), T("f32", (2, 3, 4)),
      T("f32", (2, 4, 5)))
+
+# --- bilinear ----------------------------------------------------------------------------------------------
+
+for _s1, _s2 in (((2, 3), (2, 4)), ((3,), (4,)), ((2, 5, 3), (2, 5, 4)), ((0, 3), (0, 4))):
+    case("bilinear", "F", F.bilinear, T("f32", _s1), T("f32", _s2), T("f32", (5, 3, 4)), T("f32", (5,)))
+for _dtype in ("i64", "f16", "bf16"):
+    case("bilinear", "F", F.bilinear, T(_dtype, (2, 3)), T(_dtype, (2, 4)), T(_dtype, (5, 3, 4)), T(_dtype, (5,)))
+case("bilinear", "no-bias", lambda a, b, w: F.bilinear(a, b, w), T("f32", (2, 3)), T("f32", (2, 4)), T("f32", (5, 3, 4)))
+case("bilinear", "module", module(lambda: torch.nn.Bilinear(3, 4, 2)), T("f32", (6, 3)), T("f32", (6, 4)))
+
+# The in-place forms run outside autocast's policies, as torch's do.
+
+
+def _in_place_under_autocast(x, m, v):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return x.clone().addmv_(m, v), m.clone().addr_(x, v)
+
+
+case(("addmv", "addr"), "in-place-under-autocast", _in_place_under_autocast, T("f32", (3,)), T("f32", (3, 4)),
+     T("f32", (4,)))
 
 # --- einsum ----------------------------------------------------------------------------------------------------
 
@@ -173,6 +203,21 @@ def test_op(case: Case):
     check_case(case)
 
 
+def test_bilinear_under_cpu_autocast_is_refused():
+    def f(a, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return F.bilinear(a, a, w)
+
+    with pytest.raises(TracingError, match="autocast"):
+        trace_callable(f, (torch.randn(2, 3), torch.randn(4, 3, 3)), name="fn")
+
+
+def test_integer_matmul_on_cuda_is_torchs_error():
+    # cuBLAS has no integer matrix product: torch refuses it on CUDA, so does tracing.
+    with pytest.raises(TracingError, match="CUDA"):
+        trace_callable(lambda a: a @ a, (torch.ones(2, 2, dtype=torch.int64),), name="fn", device="cuda:0")
+
+
 def test_mm_of_batches_is_torchs_error():
     with pytest.raises(TracingError, match="mm"):
         trace_callable(lambda a, b: torch.mm(a, b), (torch.zeros(2, 3, 4), torch.zeros(4, 5)), name="fn")
@@ -220,6 +265,11 @@ REFUSED = (
     ("addr-input-shape", lambda x: torch.addr(x, torch.ones(2), torch.ones(3)), T("f32", (3, 3))),
     ("addbmm-batches", lambda x: torch.addbmm(x, torch.ones(2, 3, 4), torch.ones(3, 4, 5)), T("f32", (3, 5))),
     ("addbmm-dtypes", lambda x: torch.addbmm(x, torch.ones(2, 3, 4), torch.ones(2, 4, 5)), T("f64", (3, 5))),
+    ("bilinear-dtypes", lambda x: F.bilinear(x, x, torch.ones(2, 3, 3, dtype=torch.float64)), T("f32", (2, 3))),
+    ("bilinear-batch", lambda x: F.bilinear(x, x[:1], torch.ones(2, 3, 3)), T("f32", (2, 3))),
+    ("bilinear-weight", lambda x: F.bilinear(x, x, torch.ones(2, 4, 3)), T("f32", (2, 3))),
+    ("bilinear-bias", lambda x: F.bilinear(x, x, torch.ones(2, 3, 3), torch.ones(1, 2)), T("f32", (2, 3))),
+    ("bilinear-bool", lambda x: F.bilinear(x, x, torch.ones(2, 3, 3, dtype=torch.bool)), T("bool", (2, 3))),
 )
 
 

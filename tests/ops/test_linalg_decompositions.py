@@ -39,7 +39,7 @@ case("linalg_cholesky_ex", "fields", lambda a: torch.linalg.cholesky_ex(_spd(a),
 
 # --- LU -----------------------------------------------------------------------------------------------------
 
-for _shape in ((3, 3), (2, 3, 5), (2, 5, 3)):
+for _shape in ((2, 3, 5), (2, 5, 3)):
     case("linalg_lu", "fn", torch.linalg.lu, T("f32", _shape))
     case("linalg_lu_factor", "fn", torch.linalg.lu_factor, T("f32", _shape))
     case("linalg_lu_factor_ex", "fn", torch.linalg.lu_factor_ex, T("f64", _shape))
@@ -83,7 +83,7 @@ case("linalg_householder_product", "method", lambda a, t: a.orgqr(t), T("f32", (
 # --- SVD -------------------------------------------------------------------------------------------------------
 
 for _full in (True, False):
-    for _shape in ((3, 3), (2, 5, 3), (3, 5)):
+    for _shape in ((2, 5, 3), (3, 5)):
         case("linalg_svd", f"full-{_full}", lambda a, f=_full: torch.linalg.svd(a, full_matrices=f), T("f32", _shape))
 case("linalg_svd", "complex", lambda a: torch.linalg.svd(a, full_matrices=False), T("c64", (3, 2)))
 case("linalg_svd", "fields", lambda a: torch.linalg.svd(a).S, T("f64", (4, 3)))
@@ -113,7 +113,7 @@ for _uplo in ("U", "l"):
 
 for _hermitian in (False, True):
     case("linalg_ldl_factor", f"hermitian-{_hermitian}", lambda a, h=_hermitian: torch.linalg.ldl_factor(_spd(a), hermitian=h),
-         T("f32", (2, 3, 3)))
+         T("f64", (2, 3, 3)))
     case("linalg_ldl_factor_ex", f"hermitian-{_hermitian}",
          lambda a, h=_hermitian: torch.linalg.ldl_factor_ex(_spd(a), hermitian=h), T("f64", (3, 3)))
 case("linalg_ldl_factor", "complex", lambda a: torch.linalg.ldl_factor(_spd(a)).LD, T("c64", (3, 3)))

@@ -58,13 +58,13 @@ for _shapes in MULTI_DOT:
 case("linalg_multi_dot", "tuple-int", lambda *ts: torch.linalg.multi_dot(ts), T("i64", (2, 3)), T("i64", (3, 2)),
      T("i64", (2, 2)))
 case("linalg_multi_dot", "f64", lambda a, b: torch.linalg.multi_dot([a, b]), T("f64", (2, 3)), T("f64", (3,)))
-case("linalg_multi_dot", "chain_matmul", torch.chain_matmul, T("f32", (2, 3)), T("f32", (3, 4)), T("f32", (4, 2)))
-case(("linalg_multi_dot", "clone"), "chain_matmul-one", lambda a, b: (torch.chain_matmul(a), torch.chain_matmul(a, b)),
-     T("f32", (2, 3)), T("f32", (3, 2)))
+case("chain_matmul", "fn", torch.chain_matmul, T("f32", (2, 3)), T("f32", (3, 4)), T("f32", (4, 2)))
+case("chain_matmul", "two", torch.chain_matmul, T("i64", (2, 3)), T("i64", (3, 4)))
+case("chain_matmul", "one", torch.chain_matmul, T("f32", (2, 3)))
 for _n in (0, 1, 2, 3, 5, 6, -1, -2, -3):
     case("linalg_matrix_power", f"n{_n}", lambda a, n=_n: torch.linalg.matrix_power(a, n), T("f64", (3, 3)))
 case("linalg_matrix_power", "batch", lambda a: torch.linalg.matrix_power(a, 4), T("f32", (2, 3, 3)))
-for _dtype in ("i64", "bool", "c64"):
+for _dtype in ("i64", "bool"):
     for _n in (0, 1):
         case("linalg_matrix_power", f"{_dtype}-n{_n}", lambda a, n=_n: torch.linalg.matrix_power(a, n), T(_dtype, (2, 2)))
 case("linalg_matrix_power", "int", lambda a: torch.linalg.matrix_power(a, 3), T("i64", (3, 3)))
@@ -80,7 +80,7 @@ for _dtype in ("f64", "f16", "bf16"):
     case("linalg_vecdot", "dtypes", torch.linalg.vecdot, T(_dtype, (2, 4)), T(_dtype, (2, 4)))
 case("linalg_vecdot", "dim", lambda a, b: torch.linalg.vecdot(a, b, dim=0), T("f32", (3, 2)), T("f32", (3, 2)))
 case("linalg_vecdot", "1d-any-dim", lambda a, b: torch.linalg.vecdot(a, b, dim=0), T("f32", (3,)), T("f32", (3,)))
-for _dtype in ("f32", "f64", "i64", "i32", "f16"):
+for _dtype in ("f32", "i64", "f16"):
     case("linalg_cross", "fn", torch.linalg.cross, T(_dtype, (4, 3)), T(_dtype, (4, 3)))
 case("linalg_cross", "broadcast", torch.linalg.cross, T("f32", (2, 1, 3)), T("f32", (1, 4, 3)))
 case("linalg_cross", "dim", lambda a, b: torch.linalg.cross(a, b, dim=0), T("f32", (3, 2)), T("f32", (3, 2)))
@@ -91,12 +91,12 @@ case("cross", "method", lambda a, b: a.cross(b, dim=1), T("f32", (4, 3)), T("f32
 
 # --- vander, diagonal, cdist -------------------------------------------------------------------------
 
-for _dtype in ("f32", "f64", "i64", "i32", "u8", "c64"):
+for _dtype in ("f32", "i32", "u8", "c64"):
     case("linalg_vander", "fn", torch.linalg.vander, T(_dtype, (4,), "small"))
 case("linalg_vander", "N", lambda x: torch.linalg.vander(x, N=3), T("f32", (2, 5)))
 case("linalg_vander", "0d", lambda x: torch.linalg.vander(x, N=2), T("f32", ()))
 case("linalg_vander", "empty", lambda x: torch.linalg.vander(x, N=3), T("f32", (0,)))
-for _offset in (0, 1, -1, 3, -4):
+for _offset in (1, -1, -4):
     case("linalg_diagonal", f"offset{_offset}", lambda a, k=_offset: torch.linalg.diagonal(a, offset=k),
          T("f32", (3, 4)))
 case("linalg_diagonal", "batch", torch.linalg.diagonal, T("i64", (2, 3, 3)))
@@ -114,7 +114,7 @@ def _diagonal_follows_writes(a):
 case(("linalg_diagonal", "mul_"), "view-of-written", _diagonal_follows_writes, T("f32", (3, 3)))
 for _sa, _sb in (((4, 3), (5, 3)), ((2, 4, 3), (2, 5, 3)), ((2, 1, 4, 2), (3, 5, 2))):
     case("cdist", "fn", torch.cdist, T("f32", _sa), T("f32", _sb))
-for _p in (0.0, 1.0, 3.0, float("inf")):
+for _p in (0.0, 3.0, float("inf")):
     case("cdist", f"p{_p}", lambda a, b, p=_p: torch.cdist(a, b, p=p), T("f64", (3, 2)), T("f64", (4, 2)))
 case("cdist", "mm", lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), T("f32", (3, 2)),
      T("f32", (4, 2)))

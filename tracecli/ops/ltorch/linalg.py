@@ -29,11 +29,20 @@ from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.ops.autocast import Autocast, Policy, everywhere
+from tracecli.ops.autocast import Autocast, Policy, device_type, everywhere
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, is_tensor, symbol, torch_form
+from tracecli.ops.ltorch.inplace import written_in_place
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, result_type
 from tracecli.ops.torch_bridge import TO_TORCH
+
+
+def autocast_reaches(x: TensorValue, *device_types: str) -> bool:
+    """Whether torch.autocast is on for x's device (of these types) and would cast x: for
+    the ops whose torch kernels meet autocast inside, which tracing refuses there."""
+    device = device_type(x.device)
+    return (device in device_types and x.dtype in (dtypes.float32, dtypes.float16, dtypes.bfloat16)
+            and torch.is_autocast_enabled(device))
 
 
 def _same_dtype(a, b, op):
@@ -208,16 +217,17 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         shape = (batch1.shape[1], batch2.shape[2])
         product = prims.full(shape, convert(0, wide), device=batch1.device, dtype=wide)
         return _scaled_sum("addbmm", input, product, beta, 1, dtype)
-    if wide != dtype and batch1.device == "cpu":
-        # torch's CPU kernel adds one batch's product at a time, rounding each sum to half
-        # precision (a symbolic batch size is pinned: the steps are unrolled).
+    if wide != dtype:
+        # torch's kernel adds one batch's product at a time (an addmm each), rounding each
+        # sum to half precision (a symbolic batch size is pinned: the steps are unrolled).
         out = input
         for i in range(batches):
             product = prims.matmul(convert(_batch(batch1, i), wide), convert(_batch(batch2, i), wide))
             out = _scaled_sum("addbmm", out, product, beta if i == 0 else 1, alpha, dtype)
         return out
-    # One product over the batch and inner dimensions together (CUDA's kernel is this
-    # matmul; elsewhere the sums agree within rounding).
+    # In single or double precision the sum of the batches' products as one product over
+    # the batch and inner dimensions together: it agrees with torch's batch-by-batch sums
+    # within rounding, and keeps a symbolic batch size symbolic.
     n, m, p = batch1.shape[1], batch1.shape[2], batch2.shape[2]
     rows = prims.reshape(prims.transpose(convert(batch1, wide), (1, 0, 2)), (n, batches * m))
     cols = prims.reshape(convert(batch2, wide), (batches * m, p))
@@ -262,6 +272,60 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         return out  # input is not read: its NaNs do not spread
     addend = broadcast_to(convert(input, dtype), shape)
     return prims.add(addend if beta == 1 else prims.mul(addend, beta), out)
+
+
+@symbol(F.bilinear, autocast=Autocast(cuda=Policy.PROMOTE))
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T W[o] x2 + bias[o] for each output o: two matrix products, as torch's kernel
+    contracts input1's features, then input2's"""
+    tensors = [expect_tensor(t, "bilinear") for t in (input1, input2, weight)]
+    if bias is not None:
+        tensors.append(expect_tensor(bias, "bilinear"))
+    input1, input2, weight = tensors[:3]
+    if any(t.dtype != input1.dtype for t in tensors):
+        raise ShapeError(f"bilinear: all tensors must have the same dtype, got {', '.join(t.dtype.name for t in tensors)}")
+    if input1.dtype == dtypes.bool8:
+        raise ShapeError("bilinear is not implemented for bool tensors")
+    if input1.ndim == 0 or input1.ndim != input2.ndim or input1.shape[:-1] != input2.shape[:-1]:
+        raise ShapeError(f"bilinear: inputs {list(input1.shape)} and {list(input2.shape)} must share their batch "
+                         "dimensions")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or weight.shape[2] != input2.shape[-1]:
+        raise ShapeError(f"bilinear: weight {list(weight.shape)} does not fit inputs {list(input1.shape)} and "
+                         f"{list(input2.shape)}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise ShapeError(f"bilinear: bias {list(bias.shape)} does not fit weight {list(weight.shape)}")
+    if autocast_reaches(input1, "cpu"):
+        raise ShapeError("bilinear under CPU autocast is not modelled: torch's kernel runs its products through "
+                         "autocast's lower-precision bmm, one output feature at a time; call it outside the region")
+    out, n1, n2 = weight.shape
+    batch = input1.shape[:-1]
+    rows = math.prod(batch)
+    x1 = prims.reshape(input1, (rows, n1))
+    x2 = prims.reshape(input2, (rows, n2, 1))
+    # Contract input1's features first: t[b, o, j] = sum_i x1[b, i] W[o, i, j].
+    w = prims.reshape(prims.transpose(weight, (1, 0, 2)), (n1, out * n2))
+    t = prims.reshape(prims.matmul(x1, w), (rows, out, n2))
+    y = prims.reshape(prims.matmul(t, x2), batch + (out,))
+    return y if bias is None else prims.add(y, broadcast_to(bias, y.shape))
+
+
+def _in_place(op, name: str):
+    """Tensor.<name>: the op's result written into the tensor. torch.autocast has no
+    policy for in-place ops (its lists name the functional ones), so the result is
+    computed in the tensors' own dtypes even inside an autocast region."""
+
+    def adapter(self, *args, **kwargs):
+        self = expect_tensor(self, name)
+        with torch.autocast(device_type(self.device), enabled=False):
+            result = op(self, *args, **kwargs)
+        return written_in_place(self, result, f"Tensor.{name}")
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+for _op, _name in ((addmm, "addmm_"), (baddbmm, "baddbmm_"), (addmv, "addmv_"), (addr, "addr_"), (addbmm, "addbmm_")):
+    torch_form(*((getattr(torch, _name),) if hasattr(torch, _name) else ()), methods=(_name,))(_in_place(_op, _name))
 
 
 @torch_form(methods=("__rmatmul__",))

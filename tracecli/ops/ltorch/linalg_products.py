@@ -28,7 +28,6 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy, everywhere
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_all, convert, expect_tensor, symbol, torch_form
-from tracecli.ops.ltorch.conversions import clone
 from tracecli.ops.ltorch.elementwise import mul
 from tracecli.ops.ltorch.linalg import dot, matmul
 from tracecli.ops.ltorch.linalg_solvers import linalg_inv
@@ -191,14 +190,16 @@ def linalg_multi_dot(tensors):
     return _reshaped(out, out_shape)
 
 
-@torch_form(torch.chain_matmul)
-def _chain_matmul(*matrices):
+# Its own op for CUDA autocast, whose policy casts even the one matrix it copies.
+@symbol(torch.chain_matmul, autocast=Autocast(cuda=Policy.LOWER))
+def chain_matmul(*matrices):
+    """linalg.multi_dot of 2-D matrices (a copy of a single one): torch's deprecated spelling"""
     if not matrices:
         raise ShapeError("chain_matmul expects one or more matrices")
     for m in matrices:
         if expect_tensor(m, "chain_matmul").ndim != 2:
             raise ShapeError(f"chain_matmul expects 2-D tensors, got {list(m.shape)}")
-    return clone(matrices[0]) if len(matrices) == 1 else linalg_multi_dot(list(matrices))
+    return prims.clone(matrices[0]) if len(matrices) == 1 else linalg_multi_dot(list(matrices))
 
 
 def _eye_like(A):

@@ -30,18 +30,13 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import convert, expect_tensor, symbol
+from tracecli.ops.ltorch.linalg import autocast_reaches
 from tracecli.ops.promotion import ShapeError, canonical_dim
+from tracecli.ops.torch_bridge import FROM_TORCH
 
 # torch's CPU autocast runs these in float32; its CUDA lists leave them alone.
 _CPU_FP32 = Autocast(cpu=Policy.FP32)
 _RETURN = torch.return_types
-
-
-def autocast_reaches(x: TensorValue, *device_types: str) -> bool:
-    """Whether torch.autocast is on for x's device (of these types) and would cast x."""
-    device = x.device.split(":", 1)[0]
-    return (device in device_types and x.dtype in (dtypes.float32, dtypes.float16, dtypes.bfloat16)
-            and torch.is_autocast_enabled(device))
 
 
 # --- determinants ---------------------------------------------------------------------------
@@ -98,7 +93,15 @@ def cholesky_inverse(L, upper=False):
 @symbol(torch.linalg.matrix_exp, aliases=(torch.matrix_exp,), methods=("matrix_exp",))
 def linalg_matrix_exp(A):
     """the matrix exponential of each matrix"""
-    return prims.matrix_exp(expect_tensor(A, "linalg.matrix_exp"))
+    A = expect_tensor(A, "linalg.matrix_exp")
+    device = A.device.split(":", 1)[0]
+    if A.dtype in (dtypes.float16, dtypes.bfloat16) and device in ("cpu", "cuda") and torch.is_autocast_enabled(device):
+        # The kernel's own concatenations meet autocast: on CPU another half dtype than the
+        # autocast one is refused there, on CUDA any (torch fails inside the kernel).
+        if device == "cuda" or A.dtype != FROM_TORCH[torch.get_autocast_dtype(device)]:
+            raise ShapeError(f"linalg.matrix_exp of a {A.dtype.name} matrix under this autocast fails in torch's own "
+                             "kernel; convert it to float32 first")
+    return prims.matrix_exp(A)
 
 
 # --- linear solves --------------------------------------------------------------------------
@@ -167,7 +170,7 @@ def linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
 def linalg_lstsq(A, B, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values) of min |A X - B|, as the driver fills them"""
     A, B = _operands("linalg.lstsq", A, B)
-    if torch.is_autocast_enabled("cpu") and A.device == "cpu":
+    if autocast_reaches(A, "cpu") or autocast_reaches(B, "cpu"):
         raise ShapeError("linalg.lstsq under CPU autocast is not modelled: torch's autocast path computes it "
                          "differently from torch.linalg.lstsq; call it outside the autocast region")
     return _RETURN.linalg_lstsq(prims.lstsq(A, B, rcond, driver))
@@ -199,7 +202,13 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
 @symbol(torch.pinverse, methods=("pinverse",), autocast=_CPU_FP32)
 def pinverse(input, rcond=1e-15):
     """the pseudo-inverse, singular values below rcond times the largest counting as zero"""
-    return prims.pinv(expect_tensor(input, "pinverse"), 0.0, rcond, False)
+    input = expect_tensor(input, "pinverse")
+    # CPU autocast computes it in float32 (the policy above); CUDA's has none, and reaches
+    # the matmul inside linalg.pinv as for linalg.pinv itself.
+    if autocast_reaches(input, "cuda"):
+        raise ShapeError("pinverse under CUDA autocast is not modelled: torch multiplies its factors with "
+                         "autocast's lower-precision matmul; call it outside the autocast region or in float64")
+    return prims.pinv(input, 0.0, rcond, False)
 
 
 def _matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):

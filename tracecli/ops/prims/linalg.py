@@ -18,6 +18,8 @@ def _matmul_meta(a: TensorValue, b: TensorValue) -> TensorType:
         raise ShapeError("prims.matmul operands must share dtype and device")
     if a.dtype == dtypes.bool8:
         raise ShapeError("matmul is not implemented for bool tensors")
+    if a.dtype.kind == "int" and on_cuda(a):
+        raise ShapeError(f"matmul of {a.dtype.name} tensors is not implemented on CUDA")
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError("matmul needs tensors with at least one dimension")
     a_shape = (1,) + a.shape if a.ndim == 1 else a.shape
