@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tests.ops.harness import Case, T, case_adder, check_case, check_stays_torch_call, refusal_tests, rows_by_id
+from tracecli.core.errors import TracingError
 from tracecli.frontend.tracer import trace_callable
 
 CASES: list[Case] = []
@@ -61,6 +62,7 @@ case("linalg_multi_dot", "f64", lambda a, b: torch.linalg.multi_dot([a, b]), T("
 case("chain_matmul", "fn", torch.chain_matmul, T("f32", (2, 3)), T("f32", (3, 4)), T("f32", (4, 2)))
 case("chain_matmul", "two", torch.chain_matmul, T("i64", (2, 3)), T("i64", (3, 4)))
 case("chain_matmul", "one", torch.chain_matmul, T("f32", (2, 3)))
+case("chain_matmul", "aten", lambda a, b: torch.ops.aten.chain_matmul([a, b]), T("f32", (2, 3)), T("f32", (3, 4)))
 for _n in (0, 1, 2, 3, 5, 6, -1, -2, -3):
     case("linalg_matrix_power", f"n{_n}", lambda a, n=_n: torch.linalg.matrix_power(a, n), T("f64", (3, 3)))
 case("linalg_matrix_power", "batch", lambda a: torch.linalg.matrix_power(a, 4), T("f32", (2, 3, 3)))
@@ -139,6 +141,16 @@ def test_multi_dot_multiplies_in_torchs_order():
                            name="fn").trace
     products = [s for s in trace.bsyms[0].subsymbols if s.symbol.qualname == "ltorch.matmul"]
     assert [p.args[0].shape for p in products] == [(2, 6), (5, 2)]
+
+
+def test_a_write_through_linalg_diagonal_is_refused():
+    # Eager writes a's diagonal; tracing has no way to put the view back into a.
+    def f(a):
+        torch.linalg.diagonal(a).add_(1)
+        return a
+
+    with pytest.raises(TracingError, match="linalg_diagonal"):
+        trace_callable(f, (torch.randn(3, 3),), name="fn")
 
 
 OPAQUE_FORMS = (

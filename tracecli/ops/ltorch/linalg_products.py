@@ -190,8 +190,15 @@ def linalg_multi_dot(tensors):
     return _reshaped(out, out_shape)
 
 
+def _chain_matmul(*matrices):
+    # torch.ops.aten.chain_matmul takes the matrices as one list.
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    return chain_matmul(*matrices)
+
+
 # Its own op for CUDA autocast, whose policy casts even the one matrix it copies.
-@symbol(torch.chain_matmul, autocast=Autocast(cuda=Policy.LOWER))
+@symbol(torch.chain_matmul, adapter=_chain_matmul, autocast=Autocast(cuda=Policy.LOWER))
 def chain_matmul(*matrices):
     """linalg.multi_dot of 2-D matrices (a copy of a single one): torch's deprecated spelling"""
     if not matrices:
