@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.ops.harness import (
+    DT,
     Case,
     L,
     T,
@@ -23,6 +24,8 @@ from tests.ops.harness import (
     rows_by_id,
 )
 from tracecli.core.errors import TracingError
+from tracecli.executors.compare import compare_outputs, working_dtypes
+from tracecli.executors.runner import compile_for
 from tracecli.frontend.tracer import trace_callable
 
 CASES: list[Case] = []
@@ -203,13 +206,20 @@ def test_op(case: Case):
     check_case(case)
 
 
-def test_bilinear_under_cpu_autocast_is_refused():
-    def f(a, w):
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_bilinear_under_cpu_autocast_matches_eager(dtype):
+    """torch's kernel makes its products with bmm, which CPU autocast reaches: so do the
+    trace's matmul ops, the result coming back in the inputs' dtype."""
+    def f(a, b, w, bias):
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            return F.bilinear(a, a, w)
+            return F.bilinear(a, b, w, bias)
 
-    with pytest.raises(TracingError, match="autocast"):
-        trace_callable(f, (torch.randn(2, 3), torch.randn(4, 3, 3)), name="fn")
+    gen = torch.Generator().manual_seed(0)
+    args = tuple(T(dtype, s).make(gen) for s in ((4, 3), (4, 2), (5, 3, 2), (5,)))
+    trace = trace_callable(f, args, name="fn").trace
+    expected, actual = f(*args), compile_for(trace, "torch")(*args)
+    assert expected.dtype == actual.dtype == DT[dtype]
+    assert all(c.match for c in compare_outputs(["y"], expected, actual, working_dtypes(trace)))
 
 
 def test_integer_matmul_on_cuda_is_torchs_error():

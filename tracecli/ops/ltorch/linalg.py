@@ -294,18 +294,17 @@ def bilinear(input1, input2, weight, bias=None):
                          f"{list(input2.shape)}")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
         raise ShapeError(f"bilinear: bias {list(bias.shape)} does not fit weight {list(weight.shape)}")
-    if autocast_reaches(input1, "cpu"):
-        raise ShapeError("bilinear under CPU autocast is not modelled: torch's kernel runs its products through "
-                         "autocast's lower-precision bmm, one output feature at a time; call it outside the region")
     out, n1, n2 = weight.shape
     batch = input1.shape[:-1]
     rows = math.prod(batch)
     x1 = prims.reshape(input1, (rows, n1))
     x2 = prims.reshape(input2, (rows, n2, 1))
-    # Contract input1's features first: t[b, o, j] = sum_i x1[b, i] W[o, i, j].
+    # Contract input1's features first: t[b, o, j] = sum_i x1[b, i] W[o, i, j]. The
+    # products are matmul ops, as torch's kernel makes them bmm calls: CPU autocast
+    # reaches them, and the result comes back in input1's dtype as torch's does.
     w = prims.reshape(prims.transpose(weight, (1, 0, 2)), (n1, out * n2))
-    t = prims.reshape(prims.matmul(x1, w), (rows, out, n2))
-    y = prims.reshape(prims.matmul(t, x2), batch + (out,))
+    t = prims.reshape(matmul(x1, w), (rows, out, n2))
+    y = convert(prims.reshape(matmul(t, x2), batch + (out,)), input1.dtype)
     return y if bias is None else prims.add(y, broadcast_to(bias, y.shape))
 
 
