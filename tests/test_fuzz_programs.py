@@ -28,8 +28,8 @@ MODELLED = [
     "{0} = torch.softmax({1}, dim=-1)", "{0} = {1}.reshape(2, 8).reshape(4, 4)", "{0} = torch.cat([{1}, {2}])[:4]",
 ]
 OPAQUE = [
-    "{0} = torch.cumprod({1}.clamp(-1.0, 1.0), 0)", "{0} = F.logsigmoid({1})", "{0} = torch.flip({1}, [0])",
-    "{0} = torch.sinc({1})", "{0} = torch.linalg.vector_norm({1}, dim=1, keepdim=True) * {2}",
+    "{0} = torch.frexp({1}).mantissa", "{0} = F.logsigmoid({1})", "{0} = torch.flip({1}, [0])",
+    "{0} = torch.sinc({1})", "{0} = torch.linalg.svdvals({1}).unsqueeze(1) * {2}",
 ]
 RANDOM = [
     "{0} = torch.rand_like({1})", "{0} = {1} + torch.randn(4, 4)", "{0} = F.dropout({1}, 0.5)",

@@ -67,16 +67,16 @@ def test_opaque_calls_in_the_warning_colour(cli, tmp_path):
     script = write(tmp_path, "partly.py", """
         import torch
         def f(x):
-            return torch.cumprod(x, 0) * 2
+            return torch.cumulative_trapezoid(x, dim=0) * 2
     """)
     out = cli("trace", script, "-i", "f32[4]", "--color", "always").stdout
-    assert YELLOW in style_of(out, "torch.cumprod", after="= torch.cumprod")
+    assert YELLOW in style_of(out, "torch.cumulative_trapezoid", after="= torch.cumulative_trapezoid")
     assert CYAN in style_of(out, "ltorch.mul")
     examined = cli("examine", script, "-i", "f32[4]", "--color", "always").stdout
     assert {BOLD, YELLOW} <= style_of(examined, "OPAQUE")
-    assert YELLOW in style_of(examined, "torch.cumprod", after="torch.cumprod is opaque")
+    assert YELLOW in style_of(examined, "torch.cumulative_trapezoid", after="torch.cumulative_trapezoid is opaque")
     assert YELLOW not in style_of(examined, " is opaque, reached from:")
-    assert BOLD in style_of(examined, "return torch.cumprod(x, 0) * 2")
+    assert BOLD in style_of(examined, "return torch.cumulative_trapezoid(x, dim=0) * 2")
 
 
 def test_module_scopes_stand_apart(cli):

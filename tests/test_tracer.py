@@ -5,10 +5,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tracecli.core import dtypes
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
+from tracecli.core.symbol import Symbol
+from tracecli.core.values import TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
+from tracecli.frontend.recorder import _CallSpec
+from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
 
 SCALE = torch.tensor([2.0, 3.0])
@@ -92,20 +97,26 @@ def test_metadata_reads_record_nothing():
 
 def test_identity_operations_record_nothing():
     def f(x):
-        return x.contiguous().float().reshape(2, 3).detach()
+        return x.float().reshape(2, 3).detach()
 
     trace = traced(f, torch.randn(2, 3)).trace
     assert trace.bsyms == () and trace.output is trace.inputs[0]
 
 
+def test_contiguous_is_an_op_because_it_may_copy():
+    # Whether x.contiguous() is x or a copy decides where later writes land.
+    trace = traced(lambda x: x.contiguous(), torch.randn(2, 3)).trace
+    assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.contiguous"]
+
+
 def test_unmodelled_torch_call_becomes_opaque_and_still_runs():
     def f(x):
-        return torch.cumprod(x, dim=0) + 1
+        return torch.cumulative_trapezoid(x, dim=0) + 1
 
     program = traced(f, torch.arange(4.0))
     first = program.trace.bsyms[0]
-    assert first.symbol.qualname == "torch.cumprod"
-    assert "torch.cumprod(x, dim=0)" in format_trace(program.trace)
+    assert first.symbol.qualname == "torch.cumulative_trapezoid"
+    assert "torch.cumulative_trapezoid(x, dim=0)" in format_trace(program.trace)
     torch.testing.assert_close(compile_trace(program.trace)(*program.inputs), f(torch.arange(4.0)))
 
 
@@ -202,3 +213,64 @@ def test_module_scopes_name_the_submodule_that_issued_each_call():
     # Plain functions have no scopes.
     plain = format_trace(traced(lambda x: x + 1, torch.ones(1)).trace)
     assert not [line for line in plain.splitlines() if line.startswith("  # ──")]
+
+
+def test_printed_calls_keep_the_defaults_torch_needs():
+    # Left out, `dim=None` makes torch.sum(x, keepdim=True), which torch refuses; the
+    # printed call is the one the executor runs.
+    def f(x, s):
+        return (torch.sum(x, dim=None, keepdim=True), x.mean(dim=None, keepdim=True), x.sum(dim=1),
+                s.repeat(()))
+
+    x, s = torch.randn(2, 3), torch.tensor(2.0)
+    program = traced(f, x, s)
+    text = format_trace(program.trace, depth=0)
+    assert "ltorch.sum(x, dim=None, keepdim=True)" in text and "ltorch.mean(x, dim=None, keepdim=True)" in text
+    assert "ltorch.sum(x, dim=1)" in text  # what torch takes without them stays short
+    for got, want in zip(compile_trace(program.trace)(x, s), f(x, s), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "symbolic"])
+def test_a_returned_torch_size_stays_a_torch_size(dynamic):
+    def f(x):
+        y = x * 2
+        return y, x.shape, {"tail": y.shape[1:] + (1,), "size": x.size()}
+
+    x = torch.randn(3, 4)
+    program = trace_callable(f, (x,), dims=DimPolicy(dynamic=dynamic))
+    verify(program.trace)
+    assert "torch.Size((" in format_trace(program.trace)
+    other = torch.randn(5, 6) if dynamic else x
+    got, want = compile_trace(program.trace)(other), f(other)
+    assert [type(v) for v in (got[1], got[2]["tail"], got[2]["size"])] == [torch.Size] * 3
+    assert got[1:] == want[1:]
+
+
+def test_run_of_an_entry_returning_its_input_shape_matches_eager(cli, tmp_path):
+    script = tmp_path / "shape.py"
+    script.write_text("import torch\n\n\ndef f(x):\n    return x.shape\n\n\n"
+                      "def sample_inputs(device):\n    return (torch.randn(3, 4, device=device),)\n")
+    result = cli("run", str(script), "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "match eager" in result.stdout
+
+
+def test_function_forms_of_metadata_reads_record_nothing():
+    def f(x, n):
+        if torch.is_floating_point(x) and not torch.is_complex(x) and torch.is_signed(n):
+            return x * torch.numel(x), torch.result_type(x, n)
+        return x, None
+
+    program = traced(f, torch.randn(3, 4), torch.ones(2, dtype=torch.int32))
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.mul"]
+    assert "ltorch.mul(x, 12)" in format_trace(program.trace)
+    assert traced(lambda n: -n if torch.is_signed(n) else n, torch.ones(2, dtype=torch.uint8)).trace.output.name == "n"
+
+
+def test_no_sizes_for_a_sizes_parameter_print_as_the_empty_sequence():
+    # A symbol whose torch implementation needs its sizes: none at all is `()`, not nothing.
+    sym = Symbol("permute_like", "ltorch", impl=torch.Tensor.permute, decomposition=lambda x, *dims: x)
+    x = TensorValue("x", (), dtypes.float32, "cpu")
+    assert _CallSpec(sym).normalize((x,), {}) == ((x, ()), {})
+    assert _CallSpec(sym).normalize((x, 0, 1), {}) == ((x, 0, 1), {})

@@ -15,50 +15,94 @@ review the diff.
 TORCH_VERSION = "2.13"
 
 MODELED = frozenset("""
-T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmul__ __ror__ __rpow__ __rsub__ __rxor__ abs
-add addbmm addmm addmm.decomposed addmv addr all amax amin any arange argmax argmin argsort baddbmm
-bfloat16 bitwise_and bitwise_not bitwise_or bitwise_xor bmm bmm.triton_optimized bool broadcast_to
-byte cat cdist char cholesky cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone
-constant_pad_nd contiguous cos cross cumsum diff div.floor_rounding div.no_rounding_mode dot double
-einsum eq erf exp expand expand_as flatten float floor_divide full gather ge geqrf gt half
-index_select inner int le linalg.cholesky linalg.cholesky_ex linalg.cond linalg.cross linalg.det
-linalg.diagonal linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.householder_product
-linalg.inv linalg.inv_ex linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq
-linalg.lstsq.grad_oriented linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve
-linalg.matrix_power linalg.matrix_rank linalg.matrix_rank.hermitian linalg.multi_dot linalg.pinv
-linalg.pinv.hermitian linalg.pinv.singular linalg.qr linalg.slogdet linalg.solve linalg.solve_ex
-linalg.solve_triangular linalg.svd linalg.svdvals linalg.tensorinv linalg.tensorsolve linalg.vander
-linalg.vecdot log log_softmax log_softmax.with_dtype logdet logical_and logical_not logical_or long
-lt lu lu_solve lu_unpack mT masked_fill matmul matrix_exp max.binary max.reduction_with_dim maximum
-mean min.binary min.reduction_with_dim minimum mm mul mv ne neg new_full new_ones new_zeros
-nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+H T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmod__ __rmul__ __ror__ __rpow__ __rsub__
+__rxor__ abs acos acosh add addbmm addcdiv addcmul addmm addmm.decomposed addmv addr alias_copy all
+amax amin aminmax angle any arange argmax argmin argsort asin asinh atan atan2 atanh atleast_1d
+atleast_2d atleast_3d baddbmm bfloat16 bitwise_and bitwise_left_shift bitwise_not bitwise_or
+bitwise_right_shift bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_shapes
+broadcast_tensors broadcast_to bucketize byte cartesian_prod cat cdist ceil char cholesky
+cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone column_stack combinations conj
+conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cross cummax cummin cumprod
+cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist div.floor_rounding
+div.no_rounding_mode div.trunc_rounding dot double dsplit dstack einsum empty empty_like eq erf erfc
+erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2 fft.fftn fft.fftshift
+fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift fft.ihfft fft.ihfft2
+fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten flip fliplr flipud
+float float_power floor floor_divide fmax fmin fmod frac full full_like gather gcd ge geqrf gt half
+heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
+index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select inner int
+isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.cholesky
+linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.diagonal linalg.eig linalg.eigh
+linalg.eigvals linalg.eigvalsh linalg.householder_product linalg.inv linalg.inv_ex linalg.ldl_factor
+linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq linalg.lstsq.grad_oriented linalg.lu
+linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve linalg.matrix_power linalg.matrix_rank
+linalg.matrix_rank.hermitian linalg.multi_dot linalg.norm linalg.norm.subgradients_at_zero
+linalg.pinv linalg.pinv.hermitian linalg.pinv.singular linalg.qr linalg.slogdet linalg.solve
+linalg.solve_ex linalg.solve_triangular linalg.svd linalg.svdvals linalg.tensorinv
+linalg.tensorsolve linalg.vander linalg.vecdot linalg.vector_norm linspace linspace.tensor_overload
+log log10 log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logdet
+logical_and logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp
+long lt lu lu_solve lu_unpack mH mT masked.amax masked.amin masked.argmax masked.argmin
+masked.cumprod masked.cumsum masked.log_softmax masked.logaddexp masked.logsumexp masked.mean
+masked.median masked.norm masked.normalize masked.prod masked.softmax masked.softmin masked.std
+masked.sum masked.var masked_fill masked_scatter matmul matrix_exp max.binary max.reduction_no_dim
+max.reduction_with_dim maximum mean median meshgrid.list_of_tensors meshgrid.variadic_tensors
+min.binary min.reduction_no_dim min.reduction_with_dim minimum mm mode movedim msort mul mv
+nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty new_full new_ones
+new_zeros nextafter nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
 nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.bilinear
-nn.functional.binary_cross_entropy nn.functional.binary_cross_entropy_with_logits
-nn.functional.cross_entropy nn.functional.dropout nn.functional.embedding
-nn.functional.feature_alpha_dropout.without_train nn.functional.gelu nn.functional.group_norm
-nn.functional.hinge_embedding_loss nn.functional.huber_loss nn.functional.interpolate.area
-nn.functional.interpolate.linear nn.functional.interpolate.nearest
-nn.functional.interpolate.nearest-exact nn.functional.interpolate.trilinear nn.functional.kl_div
-nn.functional.l1_loss nn.functional.layer_norm nn.functional.linear
-nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
-nn.functional.max_pool3d nn.functional.mse_loss nn.functional.nll_loss nn.functional.pad.circular
+nn.functional.binary_cross_entropy nn.functional.binary_cross_entropy_with_logits nn.functional.celu
+nn.functional.cross_entropy nn.functional.dropout nn.functional.elu nn.functional.embedding
+nn.functional.embedding_bag nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
+nn.functional.glu nn.functional.group_norm nn.functional.hardshrink nn.functional.hardsigmoid
+nn.functional.hardswish nn.functional.hardtanh nn.functional.hinge_embedding_loss
+nn.functional.huber_loss nn.functional.interpolate.area nn.functional.interpolate.linear
+nn.functional.interpolate.nearest nn.functional.interpolate.nearest-exact
+nn.functional.interpolate.trilinear nn.functional.kl_div nn.functional.l1_loss
+nn.functional.layer_norm nn.functional.leaky_relu nn.functional.linear
+nn.functional.local_response_norm nn.functional.logsigmoid nn.functional.margin_ranking_loss
+nn.functional.max_pool1d nn.functional.max_pool2d nn.functional.max_pool3d nn.functional.mish
+nn.functional.mse_loss nn.functional.nll_loss nn.functional.normalize nn.functional.pad.circular
 nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
-nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
-nn.functional.relu nn.functional.rms_norm nn.functional.scaled_dot_product_attention
+nn.functional.pad.replicate_negative nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
+nn.functional.poisson_nll_loss nn.functional.prelu nn.functional.relu nn.functional.relu6
+nn.functional.rms_norm nn.functional.scaled_dot_product_attention nn.functional.selu
 nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.upsample_nearest ones ones_like ormqr outer permute
-pinverse pow qr rand_like randn randn_like reciprocal repeat_interleave reshape reshape_as rsqrt
-rsub short sigmoid sin softmax softmax.with_dtype sort split split.list_args sqrt squeeze
-squeeze.multiple stack sub sum svd t take_along_dim tanh tensordot topk transpose triangular_solve
-tril triu true_divide unbind unflatten unsqueeze var var.unbiased vdot view view_as where zeros
-zeros_like
+nn.functional.soft_margin_loss nn.functional.softmin nn.functional.softmin.with_dtype
+nn.functional.softplus nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink
+nn.functional.threshold nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm
+norm.fro norm.inf normal normal.number_mean ones ones_like ormqr outer permute permute_copy pinverse
+polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3
+polygamma.polygamma_n_4 positive pow prod put qr quantile rad2deg rand_like randint randint_like
+randn randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
+resolve_conj resolve_neg roll rot90 round round.decimals_0 round.decimals_3 round.decimals_neg_3
+rsqrt rsub scalar_tensor scatter scatter_add scatter_reduce.amax scatter_reduce.amin
+scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum searchsorted select sgn short sigmoid
+sign signal.windows.bartlett signal.windows.blackman signal.windows.cosine
+signal.windows.exponential signal.windows.gaussian signal.windows.general_cosine
+signal.windows.general_hamming signal.windows.hamming signal.windows.hann signal.windows.kaiser
+signal.windows.nuttall signbit sin sinc sinh softmax softmax.with_dtype sort special.airy_ai
+special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
+special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
+special.chebyshev_polynomial_w special.entr special.erfcx special.hermite_polynomial_h
+special.hermite_polynomial_he special.i0e special.i1 special.i1e special.laguerre_polynomial_l
+special.legendre_polynomial_p special.log_ndtr special.modified_bessel_i0 special.modified_bessel_i1
+special.modified_bessel_k0 special.modified_bessel_k1 special.ndtr special.ndtri
+special.polygamma.special_polygamma_n_0 special.scaled_modified_bessel_k0
+special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t
+special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
+special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0 special.xlog1py special.zeta
+split split.list_args split_with_sizes split_with_sizes_copy sqrt square squeeze squeeze.multiple
+squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum svd t t_copy take
+take_along_dim tan tanh tensordot tile topk trace transpose transpose_copy triangular_solve tril
+tril_indices triu triu_indices true_divide trunc unbind unbind_copy unflatten unfold unfold_copy
+unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased vdot view view_as
+view_copy vsplit vstack where xlogy zeros zeros_like
 """.split())
 
 NOT_MODELED = {
-    "H": ("opaque", "torch.Tensor.H.__get__"),
-    "__rmod__": ("opaque", "torch.Tensor.__rmod__"),
     "_batch_norm_with_update": ("opaque", "torch.ops.aten._batch_norm_with_update"),
     "_chunk_cat": ("opaque", "torch._chunk_cat"),
     "_native_batch_norm_legit": ("wrong", "opaque torch._native_batch_norm_legit with training=False: its meta kernel declares save_mean f32[C], the CPU kernel returns f32[0]"),
@@ -68,144 +112,39 @@ NOT_MODELED = {
     "_unsafe_masked_index": ("opaque", "torch._unsafe_masked_index"),
     "_unsafe_masked_index_put_accumulate": ("opaque", "torch._unsafe_masked_index_put_accumulate"),
     "_upsample_bilinear2d_aa": ("opaque", "torch.ops.aten._upsample_bilinear2d_aa"),
-    "acos": ("opaque", "torch.acos"),
-    "acosh": ("opaque", "torch.acosh"),
-    "addcdiv": ("opaque", "torch.addcdiv"),
-    "addcmul": ("opaque", "torch.addcmul"),
-    "alias_copy": ("opaque", "torch.alias_copy"),
     "allclose": ("refused", "torch.allclose: its output depends on tensor values"),
-    "aminmax": ("opaque", "torch.aminmax"),
-    "angle": ("opaque", "torch.angle"),
     "argwhere": ("refused", "torch.argwhere: its output depends on tensor values"),
     "as_strided": ("opaque", "torch.as_strided"),
     "as_strided.partial_views": ("opaque", "torch.as_strided"),
     "as_strided_copy": ("opaque", "torch.as_strided_copy"),
     "as_strided_scatter": ("opaque", "torch.as_strided_scatter"),
-    "asin": ("opaque", "torch.asin"),
-    "asinh": ("opaque", "torch.asinh"),
-    "atan": ("opaque", "torch.atan"),
-    "atan2": ("opaque", "torch.atan2"),
-    "atanh": ("opaque", "torch.atanh"),
-    "atleast_1d": ("opaque", "torch.atleast_1d"),
-    "atleast_2d": ("opaque", "torch.atleast_2d"),
-    "atleast_3d": ("opaque", "torch.atleast_3d"),
     "bernoulli": ("opaque", "torch.bernoulli"),
     "bincount": ("refused", "torch.bincount: its output depends on tensor values"),
-    "bitwise_left_shift": ("opaque", "torch.bitwise_left_shift"),
-    "bitwise_right_shift": ("opaque", "torch.bitwise_right_shift"),
-    "block_diag": ("opaque", "torch.block_diag"),
-    "broadcast_shapes": ("wrong", "returns a tuple where eager returns a torch.Size: the tracer makes every torch.Size a tuple, in what the entry returns too"),
-    "broadcast_tensors": ("opaque", "torch.broadcast_tensors"),
-    "bucketize": ("opaque", "torch.bucketize"),
-    "cartesian_prod": ("opaque", "torch.cartesian_prod"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
     "cdouble": ("opaque", "torch.Tensor.cdouble"),
-    "ceil": ("opaque", "torch.ceil"),
     "cfloat": ("opaque", "torch.Tensor.cfloat"),
     "chalf": ("opaque", "torch.Tensor.chalf"),
-    "column_stack": ("opaque", "torch.column_stack"),
-    "combinations": ("refused", "torch.combinations: its output depends on tensor values"),
     "complex": ("opaque", "torch.complex"),
-    "conj": ("opaque", "torch.conj"),
-    "conj_physical": ("opaque", "torch.conj_physical"),
-    "copysign": ("opaque", "torch.copysign"),
     "corrcoef": ("refused", "torch.corrcoef: its output depends on tensor values"),
-    "cosh": ("opaque", "torch.cosh"),
-    "count_nonzero": ("opaque", "torch.count_nonzero"),
     "cov": ("refused", "torch.cov: its output depends on tensor values"),
-    "cummax": ("opaque", "torch.cummax"),
-    "cummin": ("opaque", "torch.cummin"),
-    "cumprod": ("opaque", "torch.cumprod"),
     "cumulative_trapezoid": ("opaque", "torch.cumulative_trapezoid"),
-    "deg2rad": ("opaque", "torch.deg2rad"),
-    "diag": ("opaque", "torch.diag"),
-    "diag_embed": ("opaque", "torch.diag_embed"),
-    "diagflat": ("opaque", "torch.diagflat"),
-    "diagonal": ("opaque", "torch.diagonal"),
-    "diagonal_copy": ("opaque", "torch.diagonal_copy"),
     "diagonal_scatter": ("opaque", "torch.diagonal_scatter"),
-    "digamma": ("opaque", "torch.digamma"),
-    "dist": ("opaque", "torch.dist"),
-    "div.trunc_rounding": ("opaque", "torch.div"),
-    "dsplit": ("opaque", "torch.dsplit"),
-    "dstack": ("opaque", "torch.dstack"),
-    "empty": ("opaque", "torch.empty"),
-    "empty_like": ("opaque", "torch.empty_like"),
     "empty_permuted": ("opaque", "torch.empty_permuted"),
     "empty_strided": ("opaque", "torch.empty_strided"),
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
-    "erfc": ("opaque", "torch.erfc"),
-    "erfinv": ("opaque", "torch.erfinv"),
-    "exp2": ("opaque", "torch.exp2"),
-    "expand_copy": ("opaque", "torch.expand_copy"),
-    "expm1": ("opaque", "torch.expm1"),
     "exponential": ("opaque", "torch.Tensor.exponential_"),
-    "eye": ("opaque", "torch.eye"),
-    "fft.fft": ("opaque", "torch.fft.fft"),
-    "fft.fft2": ("opaque", "torch.fft.fft2"),
-    "fft.fftn": ("opaque", "torch.fft.fftn"),
-    "fft.fftshift": ("opaque", "torch.fft.fftshift"),
-    "fft.hfft": ("opaque", "torch.fft.hfft"),
-    "fft.hfft2": ("opaque", "torch.fft.hfft2"),
-    "fft.hfftn": ("opaque", "torch.fft.hfftn"),
-    "fft.ifft": ("opaque", "torch.fft.ifft"),
-    "fft.ifft2": ("opaque", "torch.fft.ifft2"),
-    "fft.ifftn": ("opaque", "torch.fft.ifftn"),
-    "fft.ifftshift": ("opaque", "torch.fft.ifftshift"),
-    "fft.ihfft": ("opaque", "torch.fft.ihfft"),
-    "fft.ihfft2": ("opaque", "torch.fft.ihfft2"),
-    "fft.ihfftn": ("opaque", "torch.fft.ihfftn"),
-    "fft.irfft": ("opaque", "torch.fft.irfft"),
-    "fft.irfft2": ("opaque", "torch.fft.irfft2"),
-    "fft.irfftn": ("opaque", "torch.fft.irfftn"),
-    "fft.rfft": ("opaque", "torch.fft.rfft"),
-    "fft.rfft2": ("opaque", "torch.fft.rfft2"),
-    "fft.rfftn": ("opaque", "torch.fft.rfftn"),
     "fill": ("opaque", "torch.fill"),
-    "flip": ("opaque", "torch.flip"),
-    "fliplr": ("opaque", "torch.fliplr"),
-    "flipud": ("opaque", "torch.flipud"),
-    "float_power": ("opaque", "torch.float_power"),
-    "floor": ("opaque", "torch.floor"),
-    "fmax": ("opaque", "torch.fmax"),
-    "fmin": ("opaque", "torch.fmin"),
-    "fmod": ("opaque", "torch.fmod"),
-    "frac": ("opaque", "torch.frac"),
     "frexp": ("opaque", "torch.frexp"),
-    "full_like": ("opaque", "torch.full_like"),
-    "gcd": ("opaque", "torch.gcd"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),
     "gradient": ("opaque", "torch.gradient"),
     "grid_sampler_2d": ("opaque", "torch.grid_sampler_2d"),
     "grid_sampler_3d": ("opaque", "torch.grid_sampler_3d"),
     "hash_tensor": ("opaque", "torch.hash_tensor"),
-    "heaviside": ("opaque", "torch.heaviside"),
-    "histc": ("opaque", "torch.histc"),
     "histogram": ("refused", "torch.histogram: no meta kernel"),
     "histogramdd": ("refused", "torch.histogramdd: no meta kernel"),
-    "hsplit": ("opaque", "torch.hsplit"),
-    "hstack": ("opaque", "torch.hstack"),
-    "hypot": ("opaque", "torch.hypot"),
-    "i0": ("opaque", "torch.i0"),
-    "igamma": ("opaque", "torch.igamma"),
-    "igammac": ("opaque", "torch.igammac"),
     "imag": ("opaque", "torch.imag"),
-    "index_add": ("opaque", "torch.index_add"),
-    "index_copy": ("opaque", "torch.index_copy"),
-    "index_fill": ("opaque", "torch.index_fill"),
-    "index_put": ("opaque", "torch.index_put"),
-    "index_reduce.amax": ("opaque", "torch.index_reduce"),
-    "index_reduce.amin": ("opaque", "torch.index_reduce"),
-    "index_reduce.mean": ("opaque", "torch.index_reduce"),
-    "index_reduce.prod": ("opaque", "torch.index_reduce"),
     "isclose": ("opaque", "torch.isclose"),
-    "isfinite": ("opaque", "torch.isfinite"),
     "isin": ("opaque", "torch.isin"),
-    "isinf": ("opaque", "torch.isinf"),
-    "isnan": ("opaque", "torch.isnan"),
-    "isneginf": ("opaque", "torch.isneginf"),
-    "isposinf": ("opaque", "torch.isposinf"),
-    "isreal": ("opaque", "torch.isreal"),
     "istft": ("refused", "torch.istft: its output depends on tensor values"),
     "item": ("refused", "Tensor.item needs the tensor's values"),
     "jiterator_2inputs_2outputs": ("skipped", "eager refuses every sample"),
@@ -213,296 +152,91 @@ NOT_MODELED = {
     "jiterator_binary": ("skipped", "eager refuses every sample"),
     "jiterator_binary_return_by_ref": ("skipped", "eager refuses every sample"),
     "jiterator_unary": ("skipped", "eager refuses every sample"),
-    "kron": ("opaque", "torch.kron"),
-    "kthvalue": ("opaque", "torch.kthvalue"),
-    "lcm": ("opaque", "torch.lcm"),
-    "ldexp": ("opaque", "torch.ldexp"),
-    "lerp": ("opaque", "torch.lerp"),
-    "lgamma": ("opaque", "torch.lgamma"),
     "linalg.matrix_norm": ("opaque", "torch.linalg.matrix_norm"),
-    "linalg.norm": ("opaque", "torch.linalg.norm"),
-    "linalg.norm.subgradients_at_zero": ("opaque", "torch.linalg.norm"),
-    "linalg.vector_norm": ("opaque", "torch.linalg.vector_norm"),
-    "linspace": ("opaque", "torch.linspace"),
-    "linspace.tensor_overload": ("opaque", "torch.linspace"),
-    "log10": ("opaque", "torch.log10"),
-    "log1p": ("opaque", "torch.log1p"),
-    "log2": ("opaque", "torch.log2"),
     "log_normal": ("opaque", "torch.Tensor.log_normal_"),
-    "logaddexp": ("opaque", "torch.logaddexp"),
-    "logaddexp2": ("opaque", "torch.logaddexp2"),
-    "logcumsumexp": ("opaque", "torch.logcumsumexp"),
-    "logical_xor": ("opaque", "torch.logical_xor"),
-    "logit": ("opaque", "torch.logit"),
-    "logspace": ("opaque", "torch.logspace"),
-    "logspace.tensor_overload": ("opaque", "torch.logspace"),
-    "logsumexp": ("opaque", "torch.logsumexp"),
-    "mH": ("opaque", "torch.Tensor.mH.__get__"),
-    "masked.amax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.amin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.argmax": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.argmin": ("opaque", "torch.is_floating_point, torch.tensor, torch.is_signed"),
-    "masked.cumprod": ("opaque", "torch.tensor, torch.cumprod"),
-    "masked.cumsum": ("opaque", "torch.tensor"),
-    "masked.log_softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.logaddexp": ("opaque", "torch.logaddexp, torch.is_floating_point, torch.tensor"),
-    "masked.logsumexp": ("opaque", "torch.logsumexp, torch.is_floating_point, torch.tensor, torch.is_complex, torch.is_signed"),
-    "masked.mean": ("opaque", "torch.tensor"),
-    "masked.median": ("opaque", "torch.is_floating_point, torch.nanmedian, torch.tensor"),
-    "masked.norm": ("opaque", "torch.linalg.vector_norm, torch.tensor"),
-    "masked.normalize": ("opaque", "torch.linalg.vector_norm"),
-    "masked.prod": ("opaque", "torch.tensor, torch.Tensor.prod"),
-    "masked.softmax": ("opaque", "torch.is_floating_point, torch.tensor"),
-    "masked.softmin": ("opaque", "torch.nn.functional.softmin, torch.is_floating_point, torch.tensor"),
-    "masked.std": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
-    "masked.sum": ("opaque", "torch.tensor"),
-    "masked.var": ("crash", "torch.sum(x, dim=None, keepdim=True) is recorded as ltorch.sum(x, keepdim=True), which torch.sum refuses: the torch executor fails"),
-    "masked_scatter": ("opaque", "torch.masked_scatter"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
-    "max.reduction_no_dim": ("opaque", "torch.max"),
     "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
-    "median": ("opaque", "torch.median"),
-    "meshgrid.list_of_tensors": ("opaque", "torch.meshgrid"),
-    "meshgrid.variadic_tensors": ("opaque", "torch.meshgrid"),
-    "min.reduction_no_dim": ("opaque", "torch.min"),
-    "mode": ("opaque", "torch.mode"),
-    "movedim": ("opaque", "torch.movedim"),
-    "msort": ("opaque", "torch.msort"),
     "multinomial": ("opaque", "torch.multinomial"),
     "mvlgamma.mvlgamma_p_1": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_3": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_5": ("opaque", "torch.mvlgamma"),
-    "nan_to_num": ("opaque", "torch.nan_to_num"),
-    "nanmean": ("opaque", "torch.nanmean"),
-    "nanmedian": ("opaque", "torch.nanmedian"),
-    "nanquantile": ("opaque", "torch.nanquantile"),
-    "nansum": ("opaque", "torch.nansum"),
     "narrow": ("refused", "torch.narrow: its output depends on tensor values"),
-    "narrow_copy": ("opaque", "torch.narrow_copy"),
     "native_batch_norm": ("wrong", "opaque torch.native_batch_norm with training=False: its meta kernel declares save_mean f32[C], the CPU kernel returns f32[0]"),
     "native_dropout_backward": ("opaque", "torch.ops.aten.native_dropout_backward.default"),
     "native_group_norm": ("opaque", "torch.native_group_norm"),
     "native_layer_norm": ("opaque", "torch.native_layer_norm"),
-    "new_empty": ("opaque", "torch.Tensor.new_empty"),
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
-    "nextafter": ("opaque", "torch.nextafter"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
     "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
-    "nn.functional.celu": ("opaque", "torch.nn.functional.celu"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
-    "nn.functional.conv1d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv2d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv3d": ("refused", "prims.convolution needs floating point operands, got int64"),
-    "nn.functional.conv_transpose1d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose2d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
-    "nn.functional.conv_transpose3d": ("refused", "prims.convolution_transpose needs floating point operands, got int64"),
+    "nn.functional.conv1d": ("opaque", "torch.conv1d"),
+    "nn.functional.conv2d": ("opaque", "torch.conv2d"),
+    "nn.functional.conv3d": ("opaque", "torch.conv3d"),
+    "nn.functional.conv_transpose1d": ("opaque", "torch.conv_transpose1d"),
+    "nn.functional.conv_transpose2d": ("opaque", "torch.conv_transpose2d"),
+    "nn.functional.conv_transpose3d": ("opaque", "torch.conv_transpose3d"),
     "nn.functional.cosine_embedding_loss": ("opaque", "torch.nn.functional.cosine_embedding_loss"),
     "nn.functional.cosine_similarity": ("opaque", "torch.cosine_similarity"),
     "nn.functional.ctc_loss": ("refused", "torch.nn.functional.ctc_loss: its output depends on tensor values"),
     "nn.functional.dropout2d": ("opaque", "torch.nn.functional.dropout2d"),
     "nn.functional.dropout3d": ("opaque", "torch.nn.functional.dropout3d"),
-    "nn.functional.elu": ("opaque", "torch.nn.functional.elu"),
-    "nn.functional.embedding_bag": ("opaque", "torch.nn.functional.embedding_bag"),
     "nn.functional.feature_alpha_dropout.with_train": ("opaque", "torch.nn.functional.feature_alpha_dropout"),
     "nn.functional.fractional_max_pool2d": ("opaque", "torch.nn.functional.fractional_max_pool2d"),
     "nn.functional.fractional_max_pool3d": ("opaque", "torch.nn.functional.fractional_max_pool3d"),
     "nn.functional.gaussian_nll_loss": ("refused", "torch.nn.functional.gaussian_nll_loss: its output depends on tensor values"),
-    "nn.functional.glu": ("opaque", "torch.nn.functional.glu"),
     "nn.functional.grid_sample": ("opaque", "torch.nn.functional.grid_sample"),
-    "nn.functional.hardshrink": ("opaque", "torch.hardshrink"),
-    "nn.functional.hardsigmoid": ("opaque", "torch.nn.functional.hardsigmoid"),
-    "nn.functional.hardswish": ("opaque", "torch.nn.functional.hardswish"),
-    "nn.functional.hardtanh": ("opaque", "torch.nn.functional.hardtanh"),
     "nn.functional.instance_norm": ("opaque", "torch.nn.functional.instance_norm"),
     "nn.functional.interpolate.bicubic": ("opaque", "torch.nn.functional.interpolate"),
     "nn.functional.interpolate.bilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.leaky_relu": ("opaque", "torch.nn.functional.leaky_relu"),
     "nn.functional.linear_cross_entropy": ("opaque", "torch.nn.functional.linear_cross_entropy"),
     "nn.functional.linear_cross_entropy.chunked": ("opaque", "torch.nn.functional.linear_cross_entropy"),
     "nn.functional.linear_cross_entropy.chunked_none": ("opaque", "torch.nn.functional.linear_cross_entropy"),
-    "nn.functional.local_response_norm": ("opaque", "torch.nn.functional.local_response_norm"),
-    "nn.functional.logsigmoid": ("opaque", "torch.nn.functional.logsigmoid"),
     "nn.functional.max_unpool1d": ("opaque", "torch.nn.functional.max_unpool1d"),
     "nn.functional.max_unpool1d.grad": ("opaque", "torch.nn.functional.max_unpool1d"),
     "nn.functional.max_unpool2d": ("opaque", "torch.nn.functional.max_unpool2d"),
     "nn.functional.max_unpool2d.grad": ("opaque", "torch.nn.functional.max_unpool2d"),
     "nn.functional.max_unpool3d": ("opaque", "torch.nn.functional.max_unpool3d"),
     "nn.functional.max_unpool3d.grad": ("opaque", "torch.nn.functional.max_unpool3d"),
-    "nn.functional.mish": ("opaque", "torch.nn.functional.mish"),
     "nn.functional.multi_head_attention_forward": ("opaque", "torch.nn.functional.multi_head_attention_forward"),
     "nn.functional.multi_margin_loss": ("opaque", "torch.nn.functional.multi_margin_loss"),
     "nn.functional.multilabel_margin_loss": ("opaque", "torch.nn.functional.multilabel_margin_loss"),
     "nn.functional.multilabel_soft_margin_loss": ("opaque", "torch.nn.functional.multilabel_soft_margin_loss"),
-    "nn.functional.normalize": ("opaque", "torch.nn.functional.normalize"),
     "nn.functional.one_hot": ("refused", "torch.nn.functional.one_hot: its output depends on tensor values"),
-    "nn.functional.pad.replicate_negative": ("refused", "pad: mode 'replicate' needs non-negative padding, got [-4, 5, 0, 0]"),
     "nn.functional.pairwise_distance": ("opaque", "torch.pairwise_distance"),
     "nn.functional.pdist": ("opaque", "torch.pdist"),
-    "nn.functional.prelu": ("opaque", "torch.prelu"),
-    "nn.functional.relu6": ("opaque", "torch.nn.functional.relu6"),
     "nn.functional.rrelu": ("opaque", "torch.nn.functional.rrelu"),
-    "nn.functional.selu": ("opaque", "torch.nn.functional.selu"),
-    "nn.functional.softmin": ("opaque", "torch.nn.functional.softmin"),
-    "nn.functional.softmin.with_dtype": ("opaque", "torch.nn.functional.softmin"),
-    "nn.functional.softplus": ("opaque", "torch.nn.functional.softplus"),
-    "nn.functional.softshrink": ("opaque", "torch.nn.functional.softshrink"),
-    "nn.functional.softsign": ("opaque", "torch.nn.functional.softsign"),
-    "nn.functional.tanhshrink": ("opaque", "torch.nn.functional.tanhshrink"),
-    "nn.functional.threshold": ("opaque", "torch.nn.functional.threshold"),
     "nn.functional.triplet_margin_loss": ("opaque", "torch.nn.functional.triplet_margin_loss"),
     "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.nn.functional.triplet_margin_with_distance_loss"),
-    "nn.functional.unfold": ("opaque", "torch.nn.functional.unfold"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
-    "nonzero_static": ("opaque", "torch.nonzero_static"),
-    "norm": ("opaque", "torch.norm"),
-    "norm.fro": ("opaque", "torch.norm"),
-    "norm.inf": ("opaque", "torch.norm"),
     "norm.nuc": ("opaque", "torch.norm"),
-    "normal": ("opaque", "torch.normal"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
-    "normal.number_mean": ("opaque", "torch.normal"),
     "pca_lowrank": ("opaque", "torch.pca_lowrank"),
-    "permute_copy": ("opaque", "torch.permute_copy"),
     "polar": ("opaque", "torch.polar"),
-    "polygamma.polygamma_n_0": ("opaque", "torch.polygamma"),
-    "polygamma.polygamma_n_1": ("opaque", "torch.polygamma"),
-    "polygamma.polygamma_n_2": ("opaque", "torch.polygamma"),
-    "polygamma.polygamma_n_3": ("opaque", "torch.polygamma"),
-    "polygamma.polygamma_n_4": ("opaque", "torch.polygamma"),
-    "positive": ("opaque", "torch.positive"),
-    "prod": ("opaque", "torch.prod"),
-    "put": ("opaque", "torch.put"),
-    "quantile": ("opaque", "torch.quantile"),
-    "rad2deg": ("opaque", "torch.rad2deg"),
-    "randint": ("opaque", "torch.randint"),
-    "randint_like": ("opaque", "torch.randint_like"),
-    "ravel": ("opaque", "torch.ravel"),
-    "real": ("opaque", "torch.real"),
-    "remainder": ("opaque", "torch.remainder"),
-    "renorm": ("opaque", "torch.renorm"),
-    "repeat": ("crash", "x.repeat(()) is recorded as ltorch.repeat(x), which Tensor.repeat refuses: the torch executor fails"),
     "resize_": ("opaque", "torch.Tensor.resize_"),
     "resize_as_": ("opaque", "torch.resize_as_"),
-    "resolve_conj": ("opaque", "torch.resolve_conj"),
-    "resolve_neg": ("opaque", "torch.resolve_neg"),
-    "roll": ("opaque", "torch.roll"),
-    "rot90": ("opaque", "torch.rot90"),
-    "round": ("opaque", "torch.round"),
-    "round.decimals_0": ("opaque", "torch.round"),
-    "round.decimals_3": ("opaque", "torch.round"),
-    "round.decimals_neg_3": ("opaque", "torch.round"),
-    "scalar_tensor": ("opaque", "torch.scalar_tensor"),
-    "scatter": ("opaque", "torch.scatter"),
-    "scatter_add": ("opaque", "torch.scatter_add"),
-    "scatter_reduce.amax": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.amin": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.mean": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.prod": ("opaque", "torch.scatter_reduce"),
-    "scatter_reduce.sum": ("opaque", "torch.scatter_reduce"),
-    "searchsorted": ("opaque", "torch.searchsorted"),
-    "select": ("opaque", "torch.select"),
     "select_scatter": ("opaque", "torch.select_scatter"),
-    "sgn": ("opaque", "torch.sgn"),
-    "sign": ("opaque", "torch.sign"),
-    "signal.windows.bartlett": ("opaque", "torch.empty"),
-    "signal.windows.blackman": ("opaque", "torch.empty"),
-    "signal.windows.cosine": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.exponential": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.gaussian": ("opaque", "torch.empty, torch.linspace"),
-    "signal.windows.general_cosine": ("opaque", "torch.empty"),
-    "signal.windows.general_hamming": ("opaque", "torch.empty"),
-    "signal.windows.hamming": ("opaque", "torch.empty"),
-    "signal.windows.hann": ("opaque", "torch.empty"),
-    "signal.windows.kaiser": ("opaque", "torch.empty"),
-    "signal.windows.nuttall": ("opaque", "torch.empty"),
-    "signbit": ("opaque", "torch.signbit"),
-    "sinc": ("opaque", "torch.sinc"),
-    "sinh": ("opaque", "torch.sinh"),
     "slice": ("opaque", "torch.ops.aten.slice.Tensor"),
     "slice_scatter": ("opaque", "torch.slice_scatter"),
-    "sparse.mm.reduce": ("crash", "a sparse CSR input: tracing asks its is_contiguous(), which raises, instead of refusing the layout"),
-    "sparse.sampled_addmm": ("crash", "a sparse CSR input: tracing asks its is_contiguous(), which raises, instead of refusing the layout"),
-    "special.airy_ai": ("opaque", "torch.special.airy_ai"),
-    "special.bessel_j0": ("opaque", "torch.special.bessel_j0"),
-    "special.bessel_j1": ("opaque", "torch.special.bessel_j1"),
-    "special.bessel_y0": ("opaque", "torch.special.bessel_y0"),
-    "special.bessel_y1": ("opaque", "torch.special.bessel_y1"),
-    "special.chebyshev_polynomial_t": ("opaque", "torch.special.chebyshev_polynomial_t"),
-    "special.chebyshev_polynomial_u": ("opaque", "torch.special.chebyshev_polynomial_u"),
-    "special.chebyshev_polynomial_v": ("opaque", "torch.special.chebyshev_polynomial_v"),
-    "special.chebyshev_polynomial_w": ("opaque", "torch.special.chebyshev_polynomial_w"),
-    "special.entr": ("opaque", "torch.special.entr"),
-    "special.erfcx": ("opaque", "torch.special.erfcx"),
-    "special.hermite_polynomial_h": ("opaque", "torch.special.hermite_polynomial_h"),
-    "special.hermite_polynomial_he": ("opaque", "torch.special.hermite_polynomial_he"),
-    "special.i0e": ("opaque", "torch.special.i0e"),
-    "special.i1": ("opaque", "torch.special.i1"),
-    "special.i1e": ("opaque", "torch.special.i1e"),
-    "special.laguerre_polynomial_l": ("opaque", "torch.special.laguerre_polynomial_l"),
-    "special.legendre_polynomial_p": ("opaque", "torch.special.legendre_polynomial_p"),
-    "special.log_ndtr": ("opaque", "torch.special.log_ndtr"),
-    "special.modified_bessel_i0": ("opaque", "torch.special.modified_bessel_i0"),
-    "special.modified_bessel_i1": ("opaque", "torch.special.modified_bessel_i1"),
-    "special.modified_bessel_k0": ("opaque", "torch.special.modified_bessel_k0"),
-    "special.modified_bessel_k1": ("opaque", "torch.special.modified_bessel_k1"),
-    "special.ndtr": ("opaque", "torch.special.ndtr"),
-    "special.ndtri": ("opaque", "torch.special.ndtri"),
-    "special.polygamma.special_polygamma_n_0": ("opaque", "torch.special.polygamma"),
-    "special.scaled_modified_bessel_k0": ("opaque", "torch.special.scaled_modified_bessel_k0"),
-    "special.scaled_modified_bessel_k1": ("opaque", "torch.special.scaled_modified_bessel_k1"),
-    "special.shifted_chebyshev_polynomial_t": ("opaque", "torch.special.shifted_chebyshev_polynomial_t"),
-    "special.shifted_chebyshev_polynomial_u": ("opaque", "torch.special.shifted_chebyshev_polynomial_u"),
-    "special.shifted_chebyshev_polynomial_v": ("opaque", "torch.special.shifted_chebyshev_polynomial_v"),
-    "special.shifted_chebyshev_polynomial_w": ("opaque", "torch.special.shifted_chebyshev_polynomial_w"),
-    "special.spherical_bessel_j0": ("opaque", "torch.special.spherical_bessel_j0"),
-    "special.xlog1py": ("opaque", "torch.special.xlog1py"),
-    "special.zeta": ("opaque", "torch.special.zeta"),
-    "split_with_sizes": ("opaque", "torch.split_with_sizes"),
-    "split_with_sizes_copy": ("opaque", "torch.split_with_sizes_copy"),
-    "square": ("opaque", "torch.square"),
-    "squeeze_copy": ("opaque", "torch.squeeze_copy"),
-    "std": ("opaque", "torch.std"),
-    "std.unbiased": ("opaque", "torch.std"),
-    "std_mean": ("opaque", "torch.std_mean"),
-    "std_mean.unbiased": ("opaque", "torch.std_mean"),
+    "sparse.mm.reduce": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
+    "sparse.sampled_addmm": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
     "stft": ("opaque", "torch.stft"),
     "sum_to_size": ("opaque", "torch.Tensor.sum_to_size"),
     "svd_lowrank": ("opaque", "torch.svd_lowrank"),
-    "t_copy": ("opaque", "torch.t_copy"),
-    "take": ("opaque", "torch.take"),
-    "tan": ("opaque", "torch.tan"),
     "tensor_split": ("refused", "torch.tensor_split with a tensor of split points: its meta kernel wants that tensor on cpu"),
-    "tile": ("opaque", "torch.tile"),
     "to": ("opaque", "torch.Tensor.to"),
     "to_sparse": ("refused", "torch.Tensor.to_sparse: no meta kernel"),
     "torch._scaled_mm": ("skipped", "eager refuses every sample"),
     "torch._scaled_mm_v2": ("skipped", "eager refuses every sample"),
     "torch.ops.aten._safe_softmax.default": ("opaque", "torch.ops.aten._safe_softmax.default"),
-    "trace": ("opaque", "torch.trace"),
-    "transpose_copy": ("opaque", "torch.transpose_copy"),
     "trapezoid": ("opaque", "torch.trapezoid"),
     "trapz": ("opaque", "torch.trapz"),
-    "tril_indices": ("opaque", "torch.tril_indices"),
-    "triu_indices": ("opaque", "torch.triu_indices"),
-    "trunc": ("opaque", "torch.trunc"),
-    "unbind_copy": ("opaque", "torch.unbind_copy"),
-    "unfold": ("opaque", "torch.Tensor.unfold"),
-    "unfold_copy": ("opaque", "torch.unfold_copy"),
     "uniform": ("opaque", "torch.Tensor.uniform_"),
     "unique": ("refused", "torch.unique: its output depends on tensor values"),
     "unique_consecutive": ("refused", "torch.unique_consecutive: its output depends on tensor values"),
     "unravel_index": ("opaque", "torch.unravel_index"),
     "unsafe_chunk": ("opaque", "torch.unsafe_chunk"),
-    "unsafe_split": ("opaque", "torch.unsafe_split"),
-    "unsqueeze_copy": ("opaque", "torch.unsqueeze_copy"),
-    "var_mean": ("opaque", "torch.var_mean"),
-    "var_mean.unbiased": ("opaque", "torch.var_mean"),
     "view_as_complex": ("opaque", "torch.view_as_complex"),
     "view_as_real": ("opaque", "torch.view_as_real"),
-    "view_copy": ("opaque", "torch.view_copy"),
-    "vsplit": ("opaque", "torch.vsplit"),
-    "vstack": ("opaque", "torch.vstack"),
-    "xlogy": ("opaque", "torch.xlogy"),
     "zero_": ("opaque", "torch.zero_"),
 }

@@ -58,8 +58,8 @@ FALLBACK_DTYPES = (torch.float64, torch.bool, torch.complex64, torch.bfloat16, t
 KINDS = ("crash", "wrong", "refused", "opaque", "modeled", "skipped")
 
 # The seed torch's `wrapper_set_seed` gives the generator before calling a random op (and
-# puts the generator back after). Tracing runs that `torch.manual_seed` but does not record
-# it, so the executors start from this seed to draw what eager draws.
+# puts the generator back after). The trace records that `torch.manual_seed`; the
+# executors start from the same seed all the same, as eager's call did.
 OP_SEED = 42
 
 # Ops whose results are uninitialised memory: only their types can be compared.

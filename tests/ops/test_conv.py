@@ -9,7 +9,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tests.ops.harness import FLOATS, Case, T, case_adder, check_case, module, refusal_tests, tensor_value
+from tests.ops.harness import (
+    FLOATS,
+    Case,
+    T,
+    case_adder,
+    check_case,
+    check_stays_torch_call,
+    module,
+    refusal_tests,
+    rows_by_id,
+    tensor_value,
+)
 from tracecli.core import dtypes
 from tracecli.core.values import TensorType
 from tracecli.ops import prims
@@ -114,3 +125,21 @@ REFUSED_CLEARLY = (
 
 
 test_refused_with_a_clear_error, test_eager_refuses_them_too = refusal_tests(REFUSED_CLEARLY)
+
+
+# Eager's CPU kernels take integer operands, accumulating in their dtype: left to torch,
+# not refused (prims.convolution is a floating point convolution).
+INTEGER = (
+    ("conv1d-i64", F.conv1d, (T("i64", (2, 4, 9)), T("i64", (3, 4, 3))), "torch.conv1d"),
+    ("conv2d-i32-bias", F.conv2d, (T("i32", (1, 2, 5, 5)), T("i32", (3, 2, 2, 2)), T("i32", (3,))), "torch.conv2d"),
+    ("conv3d-u8", F.conv3d, (T("u8", (1, 1, 3, 3, 3), "small"), T("u8", (2, 1, 2, 2, 2), "small")), "torch.conv3d"),
+    ("conv_transpose1d-i64", F.conv_transpose1d, (T("i64", (2, 4, 5)), T("i64", (4, 3, 3))),
+     "torch.conv_transpose1d"),
+    ("conv_transpose2d-i64-stride", lambda x, w: F.conv_transpose2d(x, w, stride=2),
+     (T("i64", (1, 2, 3, 3)), T("i64", (2, 1, 2, 2))), "torch.conv_transpose2d"),
+)
+
+
+@pytest.mark.parametrize(("fn", "args", "opaque"), rows_by_id(INTEGER))
+def test_integer_convolutions_stay_torch_calls(fn, args, opaque):
+    check_stays_torch_call(fn, args, opaque)

@@ -44,6 +44,10 @@ case("to", "char", lambda x: x.char(), T("f32", (3, 4)))
 case("to", "type", lambda x: x.type(torch.float16), T("f32", (3, 4)))
 case("to", "float-to-bool", lambda x: x.bool(), L((0.0, -0.0, 0.1, math.nan), "f32"))
 case("clone", "function", torch.clone, T("f32", (3,)))
+case(("clone", "to"), "torch.tensor-of-a-tensor", lambda x: torch.tensor(x, dtype=torch.float64), T("f32", (3,)))
+case("clone", "torch.tensor-copies", lambda x: torch.tensor(x), T("i64", (2, 3)))
+case("contiguous", "already", lambda x: x.contiguous(), T("f32", (3, 4)))
+case(("contiguous", "transpose"), "copied", lambda x: x.t().contiguous(), T("f32", (3, 4)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

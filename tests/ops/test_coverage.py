@@ -57,15 +57,38 @@ def _by_name(table: dict[str, str]) -> dict[str, str]:
 
 
 EXPECTED_FAMILIES = _by_name({
-    "elementwise": "add sub rsub mul true_divide floor_divide pow maximum minimum eq ne lt le gt ge neg abs exp log "
-                   "sin cos tanh sqrt rsqrt erf reciprocal where clamp",
-    "activations": "sigmoid relu gelu silu",
-    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_and logical_or logical_not",
-    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum",
-    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad",
-    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff",
-    "indexing": "getitem index_select gather take_along_dim masked_fill narrow",
-    "selection": "max min argmax argmin sort argsort topk",
+    "elementwise": "add sub rsub mul true_divide floor_divide trunc_divide pow maximum minimum eq ne lt le gt ge neg "
+                   "abs exp log sin cos tanh sqrt rsqrt erf reciprocal where clamp",
+    "elementwise_unary": "floor ceil trunc round frac sign sgn signbit isnan isinf isfinite isposinf isneginf isreal "
+                         "nan_to_num angle log1p expm1 log2 log10 exp2 tan asin acos atan sinh cosh asinh acosh atanh "
+                         "square deg2rad rad2deg sinc logit",
+    "elementwise_binary": "fmod remainder atan2 copysign hypot nextafter heaviside fmax fmin logaddexp logaddexp2 xlogy "
+                          "xlog1py addcmul addcdiv lerp float_power ldexp gcd lcm",
+    "elementwise_special": "erfc erfinv erfcx ndtri ndtr log_ndtr lgamma digamma polygamma igamma igammac entr i0 i0e "
+                           "i1 i1e airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 "
+                           "modified_bessel_i1 modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 "
+                           "scaled_modified_bessel_k1 spherical_bessel_j0 chebyshev_polynomial_t "
+                           "chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w "
+                           "shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v "
+                           "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
+                           "laguerre_polynomial_l legendre_polynomial_p zeta",
+    "activations": "sigmoid relu gelu silu hardtanh relu6 leaky_relu rrelu prelu threshold elu selu celu softplus mish "
+                   "logsigmoid softsign tanhshrink hardsigmoid hardswish softshrink hardshrink glu softmin",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift bitwise_not logical_and "
+               "logical_or logical_xor logical_not",
+    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
+                  "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
+    "reductions_norms": "vector_norm dist renorm",
+    "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad ravel select diagonal unfold narrow_copy "
+              "diag diag_embed diagflat",
+    "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 "
+                "tril_indices triu_indices",
+    "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod combinations kron",
+    "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
+    "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
+                        "masked_scatter masked_scatter_ index_fill_ embedding_bag",
+    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
     "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr bilinear",
     "linalg_products": "tensordot inner linalg_multi_dot chain_matmul linalg_matrix_power linalg_vecdot linalg_cross cross "
                        "linalg_vander linalg_diagonal cdist",
@@ -77,9 +100,10 @@ EXPECTED_FAMILIES = _by_name({
                              "linalg_lu_factor_ex lu lu_unpack linalg_qr qr geqrf ormqr linalg_householder_product "
                              "linalg_svd linalg_svdvals svd linalg_eig linalg_eigvals linalg_eigh linalg_eigvalsh "
                              "linalg_ldl_factor linalg_ldl_factor_ex",
-    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like",
-    "conversions": "to clone",
-    "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm",
+    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed empty "
+                 "empty_like full_like scalar_tensor eye tensor linspace logspace randint randint_like randperm normal",
+    "conversions": "to clone contiguous",
+    "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm instance_norm local_response_norm normalize",
     "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d im2col",
     "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d "
                 "max_pool3d avg_pool3d max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
@@ -90,24 +114,41 @@ EXPECTED_FAMILIES = _by_name({
               "binary_cross_entropy_with_logits kl_div soft_margin_loss margin_ranking_loss hinge_embedding_loss "
               "poisson_nll_loss",
     "attention": "scaled_dot_product_attention",
+    "fft": "fft_fft fft_ifft fft_rfft fft_irfft fft_hfft fft_ihfft fft_fft2 fft_ifft2 fft_rfft2 fft_irfft2 fft_hfft2 "
+           "fft_ihfft2 fft_fftn fft_ifftn fft_rfftn fft_irfftn fft_hfftn fft_ihfftn fft_fftshift fft_ifftshift "
+           "fft_fftfreq fft_rfftfreq",
+    "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
     "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
 })
 EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
-                   "add sub mul div pow maximum minimum fmod remainder atan2 eq ne lt le gt ge where",
-    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not",
-    "reductions": "sum amax amin var cumsum",
-    "shapes": "broadcast_in_dim reshape transpose slice cat pad slice_scatter shape",
+                   "trunc asin acos atan sinh cosh asinh acosh atanh log2 log10 exp2 "
+                   "add sub mul div pow maximum minimum fmod remainder atan2 copysign nextafter hypot gcd "
+                   "eq ne lt le gt ge where",
+    "elementwise_special": "erfc erfinv lgamma digamma polygamma igamma igammac i0 i0e i1 i1e erfcx ndtri airy_ai "
+                           "bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 modified_bessel_i1 "
+                           "modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 scaled_modified_bessel_k1 "
+                           "spherical_bessel_j0 zeta chebyshev_polynomial_t chebyshev_polynomial_u "
+                           "chebyshev_polynomial_v chebyshev_polynomial_w shifted_chebyshev_polynomial_t "
+                           "shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v "
+                           "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
+                           "laguerre_polynomial_l legendre_polynomial_p",
+    "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not bitwise_left_shift bitwise_right_shift",
+    "reductions": "sum prod amax amin var cumsum cumprod logcumsumexp cummax cummin",
+    "reductions_order": "median nanmedian mode kthvalue",
+    "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
-    "selection": "argmax argmin sort topk",
+    "indexing_scatter": "scatter scatter_add scatter_reduce",
+    "selection": "argmax argmin sort topk searchsorted histc",
     "linalg": "matmul",
     "linalg_products": "vander cdist",
     "linalg_solvers": "det slogdet inv inv_ex matrix_exp solve solve_ex solve_triangular triangular_solve cholesky_solve "
                       "cholesky_inverse lu_solve ldl_solve lstsq pinv matrix_rank cond",
     "linalg_decompositions": "cholesky cholesky_ex lu lu_factor_ex lu_unpack qr geqrf householder_product ormqr svd "
                              "svdvals eig eigvals eigh eigvalsh ldl_factor_ex",
-    "factories": "full iota uniform normal bernoulli",
+    "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed",
+    "fft": "fft_c2c fft_r2c fft_c2r conj",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",
     "checks": "check_all",

@@ -1,7 +1,9 @@
 """The indexing ops: getitem (ints, slices, None, Ellipsis, index tensors and lists),
-index_select, gather, take_along_dim, masked_fill and narrow, and the prims they lower
-to (take, gather): exercised through the cases' lowered traces, take's meta rule also
-directly. Mask indexing (a shape that depends on values) is refused clearly.
+index_select, gather, take_along_dim, take, one_hot, masked_fill and narrow, and the
+prims they lower to (take, gather): exercised through the cases' lowered traces, take's
+meta rule also directly. Mask indexing and one_hot without num_classes (shapes that
+depend on values) are refused clearly; index values out of range and fill values out
+of a dtype's range raise when the trace runs, as in eager.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from tests.ops.harness import (
     DT,
@@ -26,9 +29,11 @@ from tests.ops.harness import (
 )
 from tracecli.core import dtypes
 from tracecli.core.errors import TracingError
+from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable
 from tracecli.ops import prims
 from tracecli.ops.promotion import ShapeError
+from tracecli.passes.lower import lower
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -124,6 +129,26 @@ case("take_along_dim", "broadcast", lambda x, i: torch.take_along_dim(x, i, 1), 
 case("take_along_dim", "flat", lambda x, i: torch.take_along_dim(x, i), T("f32", (2, 3)), T("i64", (5,), "small"))
 case("take_along_dim", "method", lambda x, i: x.take_along_dim(i, dim=-1), T("i64", (2, 4)),
      T("i64", (2, 4), "small"))
+case("take_along_dim", "modulo", lambda x, i: x.take_along_dim(i, 1), T("f32", (2, 5)),
+     L(((-1, 0, 12, -12), (5, -5, 100, -101)), "i64"))
+case("take_along_dim", "0d-flat", lambda x, i: torch.take_along_dim(x, i), T("f32", ()), L(0, "i64"))
+case("gather", "0d-input-vector-index", lambda x, i: torch.gather(x, 0, i), T("f32", ()), L((0, 0, 0), "i64"))
+case("gather", "vector-input-0d-index", lambda x, i: x.gather(-1, i), T("i64", (5,)), L(3, "i64"))
+case("gather", "empty-index", lambda x, i: x.gather(0, i), T("f32", (5,)), T("u8", (2, 0)))
+
+# --- take, one_hot ------------------------------------------------------------------------------------
+
+for _dtype in ("f32", "i64", "bool", "bf16"):
+    case("take", "fn", lambda x, i: torch.take(x, i), T(_dtype, (3, 4)), T("i64", (2, 3), "small"))
+case("take", "method-negative", lambda x, i: x.take(i), T("f32", (2, 3)), L((-1, -6, 5, 0), "i64"))
+case("take", "0d-index", lambda x, i: x.take(i), T("f32", (2, 3)), L(4, "i64"))
+case("take", "0d-input", lambda x, i: torch.take(x, i), T("bool", ()), L((0, 0, -1), "i64"))
+case("take", "0d-input", lambda x, i: x.take(i), T("f32", ()), L((0, -1), "i64"))
+case("take", "empty", lambda x, i: x.take(i), T("f32", (0,)), T("i64", (0,)))
+case("one_hot", "fn", lambda x: F.one_hot(x, 4), T("i64", (5,), "small"))
+case("one_hot", "kw-2d", lambda x: F.one_hot(x, num_classes=6), T("i64", (2, 3), "small"))
+case("one_hot", "0d", lambda x: F.one_hot(x, 5), L(2, "i64"))
+case("one_hot", "empty", lambda x: F.one_hot(x, 3), T("i64", (0,)))
 
 # --- masked_fill ------------------------------------------------------------------------------------
 
@@ -142,6 +167,15 @@ case("masked_fill", "int-into-float", lambda x, m: x.masked_fill(m, 3), T("f32",
 for _dtype in ("f16", "bf16", "f64"):
     _min = torch.finfo(DT[_dtype]).min
     case("masked_fill", "finfo-min", lambda x, m, v=_min: x.masked_fill(m, v), T(_dtype, (3, 4)), T("bool", (3, 4)))
+case("masked_fill", "0d-value-checked", lambda x, m, v: x.masked_fill(m, v), T("f16", (3, 4)), T("bool", (3, 4)),
+     L(-60000.0, "f32"))
+case("masked_fill", "0d-value-inf", lambda x, m, v: x.masked_fill(m, v), T("bf16", (3, 4)), T("bool", (3, 4)),
+     L(-INF, "f64"))
+case("masked_fill", "0d-value-int-range", lambda x, m, v: x.masked_fill(m, v), T("u8", (3, 4)), T("bool", (3, 4)),
+     L(-3, "i64"))
+case("masked_fill", "0d-value-float-into-int", lambda x, m, v: x.masked_fill(m, v), T("i8", (3, 4)),
+     T("bool", (3, 4)), L(-2.5, "f32"))
+case("masked_fill", "negative-into-unsigned", lambda x, m: x.masked_fill(m, -1), T("u8", (3, 4)), T("bool", (3, 4)))
 case("masked_fill", "nan-input", lambda x, m: x.masked_fill(m, 0.0), L((NAN, 1.0, NAN, INF), "f32"),
      L((True, False, False, True), "bool"))
 
@@ -194,6 +228,20 @@ REFUSED = (
     ("masked_fill-value-dims", lambda x: x.masked_fill(x > 0, torch.zeros(1)), T("f32", (3, 4))),
     ("masked_fill-inf-into-int", lambda x: x.masked_fill(x > 0, -INF), T("i64", (3, 4))),
     ("masked_fill-complex-into-float", lambda x: x.masked_fill(x > 0, 1j), T("f32", (3, 4))),
+    ("masked_fill-overflow-f16", lambda x: x.masked_fill(x > 0, -1e10), T("f16", (3, 4))),
+    ("masked_fill-overflow-f32", lambda x: x.masked_fill(x > 0, 1e39), T("f32", (3, 4))),
+    ("masked_fill-past-max-f16", lambda x: x.masked_fill(x > 0, 65519.0), T("f16", (3, 4))),
+    ("masked_fill-overflow-i8", lambda x: x.masked_fill(x > 0, 300), T("i8", (3, 4))),
+    ("masked_fill-float-past-i8", lambda x: x.masked_fill(x > 0, 127.5), T("i8", (3, 4))),
+    ("masked_fill-negative-past-u8", lambda x: x.masked_fill(x > 0, -256), T("u8", (3, 4))),
+    ("masked_fill-negative-float-u8", lambda x: x.masked_fill(x > 0, -1.0), T("u8", (3, 4))),
+    ("masked_fill-nan-into-int", lambda x: x.masked_fill(x > 0, math.nan), T("i64", (3, 4))),
+    ("take_along_dim-0d-dim", lambda x: x.take_along_dim(torch.tensor(0), 0), T("f32", ())),
+    ("take-i32", lambda x: x.take(torch.zeros(1, dtype=torch.int32)), T("f32", (3, 4))),
+    ("take-complex32", lambda x: x.to(torch.complex32).take(torch.zeros(1, dtype=torch.int64)), T("f32", (3, 4))),
+    ("one_hot-i32", lambda x: F.one_hot(x.int(), 3), T("i64", (3,), "small")),
+    ("one_hot-zero-classes", lambda x: F.one_hot(x, 0), T("i64", (3,), "small")),
+    ("one_hot-negative-classes", lambda x: F.one_hot(x, -2), T("i64", (3,), "small")),
     ("narrow-past-end", lambda x: x.narrow(0, 2, 2), T("f32", (3, 4))),
     ("narrow-0d", lambda x: x.narrow(0, 0, 1), T("f32", ())),
 )
@@ -258,3 +306,39 @@ def test_index_put_meta_matches_impl():
         prims.index_put.meta(tensor_value((4,)), (None, None), tensor_value((), name="v"))
     with pytest.raises(ShapeError, match="own dtype"):
         prims.index_put.meta(tensor_value((4,)), (None,), tensor_value((), dtypes.float64, "v"))
+
+
+def test_one_hot_without_num_classes_is_refused_clearly():
+    with pytest.raises(TracingError, match="pass num_classes") as info:
+        trace_callable(lambda x: F.one_hot(x), (torch.tensor([0, 2]),), name="fn")
+    assert info.value.file.endswith("test_indexing.py")
+
+
+RUN_TIME_ERRORS = (
+    ("one_hot-too-large", lambda x: F.one_hot(x, 3), torch.tensor([0, 3])),
+    ("one_hot-negative", lambda x: F.one_hot(x, 3), torch.tensor([-1, 0])),
+    ("take-out-of-range", lambda x: torch.arange(6.0).take(x), torch.tensor([6])),
+    ("take-negative-out-of-range", lambda x: torch.arange(6.0).take(x), torch.tensor([-7])),
+    ("take-from-empty", lambda x: torch.zeros(0).take(x), torch.tensor([0])),
+    ("take_along_dim-flat-negative", lambda x: torch.arange(6.0).take_along_dim(x), torch.tensor([-1])),
+    ("take_along_dim-empty-dim", lambda x: torch.zeros(0, 2).take_along_dim(x, 0), torch.zeros(1, 2, dtype=torch.int64)),
+    ("gather-out-of-range", lambda x: torch.zeros(3).gather(0, x), torch.tensor([3])),
+    ("gather-0d-out-of-range", lambda x: torch.tensor(1.0).gather(0, x), torch.tensor([0, 1])),
+    ("masked_fill-0d-overflow", lambda x: torch.zeros(2, dtype=torch.float16).masked_fill(x > -10, x), torch.tensor(1e5)),
+    ("masked_fill-0d-nan-into-int", lambda x: torch.zeros(2, dtype=torch.int64).masked_fill(x == x, x),
+     torch.tensor(math.nan)),
+    ("masked_fill-0d-past-int8", lambda x: torch.zeros(2, dtype=torch.int8).masked_fill(x > 0, x), torch.tensor(128)),
+)
+
+
+@pytest.mark.parametrize(("fn", "arg"), rows_by_id(RUN_TIME_ERRORS))
+def test_errors_of_values_raise_when_the_trace_runs(fn, arg):
+    """What eager refuses from the values (an index out of range, a fill value its tensor
+    cannot hold) cannot be known while tracing: the trace raises when it runs, at both
+    levels, instead of giving a result."""
+    with pytest.raises((RuntimeError, IndexError)):
+        fn(arg.clone())
+    program = trace_callable(fn, (arg,), name="fn")
+    for trace in (program.trace, lower(program.trace).trace):
+        with pytest.raises((RuntimeError, IndexError)):
+            compile_trace(trace)(arg.clone())

@@ -136,7 +136,7 @@ def test_ltorch_exports_every_symbol():
     assert all(getattr(ltorch, name) is sym for name, sym in ltorch.ALL.items())
 
 
-RANDOM_SYMBOLS = {"rand", "randn", "rand_like", "randn_like", "dropout"}
+RANDOM_SYMBOLS = {"rand", "randn", "rand_like", "randn_like", "dropout", "randint", "randint_like", "randperm", "normal"}
 
 
 @pytest.mark.parametrize("name", sorted(ltorch.ALL))
@@ -147,4 +147,4 @@ def test_random_tag(name):
 
 @pytest.mark.parametrize("name", sorted(prims.ALL))
 def test_random_tag_on_prims(name):
-    assert (Tag.RANDOM in prims.ALL[name].tags) == (name in {"uniform", "normal", "bernoulli"})
+    assert (Tag.RANDOM in prims.ALL[name].tags) == (name in {"uniform", "normal", "bernoulli", "randint", "randperm"})

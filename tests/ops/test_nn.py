@@ -1,6 +1,6 @@
 """The neural-network layers that are neither convolution, pooling, loss nor
 attention: embedding, dropout and the normalisations (layer_norm, rms_norm,
-batch_norm, group_norm). They decompose into other families' prims and have none of
+batch_norm, group_norm, instance_norm, local_response_norm, normalize). They decompose into other families' prims and have none of
 their own (dropout's draw is factories' bernoulli prim).
 
 Module forms call nn.Module instances, whose parameters and buffers become trace inputs.
@@ -153,6 +153,47 @@ case("group_norm", "torch-fn", lambda x, w, b: torch.group_norm(x, 2, w, b, 1e-5
 case("group_norm", "module", module(lambda: nn.GroupNorm(2, 6)), T("f32", (2, 6, 4, 4)))
 
 
+# --- instance_norm ------------------------------------------------------------------------------
+
+for _dtype in FLOATS:
+    case("instance_norm", "F", F.instance_norm, T(_dtype, (2, 3, 5)))
+    case("instance_norm", "F-affine", lambda x, w, b: F.instance_norm(x, weight=w, bias=b), T(_dtype, (2, 3, 4, 4)),
+         T(_dtype, (3,)), T(_dtype, (3,)))
+for _dtype in HALF:
+    case("instance_norm", "f32-params", lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=1e-3),
+         T(_dtype, (2, 3, 6)), T("f32", (3,)), T("f32", (3,)))
+case("instance_norm", "3d", lambda x, w: F.instance_norm(x, weight=w), T("f64", (1, 2, 2, 3, 2)), T("f64", (2,)))
+case("instance_norm", "torch-fn", lambda x, w, b: torch.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, False),
+     T("f32", (2, 3, 4)), T("f32", (3,)), T("f32", (3,)))
+case("instance_norm", "module", module(lambda: nn.InstanceNorm2d(3)), T("f32", (2, 3, 4, 5)))
+case("instance_norm", "module-affine-unbatched", module(lambda: nn.InstanceNorm1d(4, affine=True)), T("f32", (4, 6)))
+case("instance_norm", "constant", F.instance_norm, L((((1.0, 1.0, 1.0), (1.0, 2.0, 3.0)),), "f32"))
+
+# --- local_response_norm ---------------------------------------------------------------------------
+
+for _dtype in FLOATS:
+    case("local_response_norm", "F", lambda x: F.local_response_norm(x, 2), T(_dtype, (2, 5, 4)))
+for _size in (1, 3, 4, 7):
+    case("local_response_norm", f"size{_size}", lambda x, n=_size: F.local_response_norm(x, n, 0.1, 0.5, 2.0),
+         T("f32", (2, 5, 3, 2)))
+case("local_response_norm", "int", lambda x: F.local_response_norm(x, 3), T("i64", (2, 4, 3)))
+case("local_response_norm", "5d", lambda x: F.local_response_norm(x, 3, alpha=1e-2), T("f64", (1, 4, 2, 3, 2)))
+case("local_response_norm", "module", module(lambda: nn.LocalResponseNorm(2)), T("f32", (2, 6, 3, 3)))
+
+# --- normalize -------------------------------------------------------------------------------------
+
+for _dtype in FLOATS:
+    case("normalize", "F", F.normalize, T(_dtype, (3, 4)))
+for _p in (1, 2, 3.0, math.inf, 0.5):
+    case("normalize", f"p{_p}", lambda x, p=_p: F.normalize(x, p, dim=-1), T("f32", (2, 3, 4)))
+case("normalize", "dims", lambda x: F.normalize(x, dim=(0, 2)), T("f32", (2, 3, 4)))
+case("normalize", "zeros", lambda x: F.normalize(x, dim=0), L(((0.0, 1.0), (0.0, -2.0)), "f32"))
+case("normalize", "zeros-half", lambda x: F.normalize(x, dim=0), L(((0.0, 1.0), (0.0, -2.0)), "f16"))
+case("normalize", "eps", lambda x: F.normalize(x, eps=10.0), T("f32", (3, 4)))
+case("normalize", "0d", lambda x: F.normalize(x, dim=0), T("f32", ()))
+case("normalize", "p-none", lambda x: F.normalize(x, p=None), T("f32", (3, 4)))
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
     check_case(case)
@@ -160,6 +201,14 @@ def test_op(case: Case):
 
 def _trace(fn, *args):
     return trace_callable(entry(fn), args, name="fn").trace
+
+
+@pytest.mark.parametrize("fn", [F.instance_norm, lambda x: F.local_response_norm(x, 2)], ids=["instance", "lrn"])
+def test_empty_inputs_are_returned_as_they_are(fn):
+    # torch returns an empty input as it is (an empty result, for instance_norm).
+    for shape in ((0, 3, 4), (2, 0, 3)):
+        trace = _trace(fn, torch.ones(shape))
+        assert trace.bsyms == () and trace.output is trace.inputs[0]
 
 
 # --- dropout outside training is the identity; random draws are tagged ---------------------------------
@@ -231,6 +280,9 @@ OPAQUE_FORMS = (
      "torch.nn.functional.embedding"),
     ("dropout2d-training", lambda w: F.dropout2d(w.unsqueeze(0), 0.5), (T("f32", (4, 6), "pos"),),
      "torch.nn.functional.dropout2d"),
+    ("instance_norm-running-stats", lambda x, m, v: F.instance_norm(x, m, v, use_input_stats=False),
+     (T("f32", (2, 3, 4)), T("f32", (3,)), T("f32", (3,), "pos")), "torch.nn.functional.instance_norm"),
+    ("normalize-complex", lambda x: F.normalize(x), (T("c64", (3, 4)),), "torch.nn.functional.normalize"),
 )
 
 
@@ -263,6 +315,11 @@ EAGER_REFUSED = (
     ("rms_norm-shape", lambda x: F.rms_norm(x, (3,)), (torch.rand(2, 4),), "normalized_shape"),
     ("rms_norm-int-shape", lambda x: F.rms_norm(x, 4), (torch.rand(2, 4),), "tuple of ints"),
     ("dropout-p", lambda x: F.dropout(x, 1.5), (torch.rand(3),), "probability"),
+    ("instance_norm-spatial", F.instance_norm, (torch.rand(2, 3),), "spatial"),
+    ("instance_norm-no-stats", lambda x: F.instance_norm(x, use_input_stats=False), (torch.rand(2, 3, 4),),
+     "running_mean"),
+    ("local_response_norm-2d", lambda x: F.local_response_norm(x, 2), (torch.rand(2, 3),), "3D"),
+    ("normalize-int", F.normalize, (torch.arange(6).reshape(2, 3),), "floating point"),
 )
 
 

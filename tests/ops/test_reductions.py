@@ -1,6 +1,8 @@
-"""The reductions (sum, mean, amax, amin, var, all, any), softmax and log_softmax, and
-cumsum, with their prims (sum, amax, amin, var, cumsum), exercised through the cases'
-lowered traces."""
+"""The reductions (sum, prod, nansum, mean, nanmean, count_nonzero, amax, amin, aminmax,
+var, std, var_mean, std_mean, logsumexp, all, any, trace), softmax and log_softmax, and
+the scans (cumsum, cumprod, logcumsumexp, cummax, cummin), with their prims (sum, prod,
+amax, amin, var, cumsum, cumprod, logcumsumexp, cummax, cummin), exercised through the
+cases' lowered traces."""
 
 from __future__ import annotations
 
@@ -89,6 +91,97 @@ for dtype in ("f32", "i64", "bool"):
 case("all", "u8", torch.all, T("u8", (3, 4)))
 case("any", "literal", lambda x: x.any(-1), L(((0.0, 0.0), (0.0, 1.0)), "f32"))
 
+# --- prod, nansum, nanmean, count_nonzero ----------------------------------------------------
+
+NAN, INF = math.nan, math.inf
+
+for _dtype in FLOATS + ("i64", "i32", "u8", "bool"):
+    case("prod", "fn-all", torch.prod, T(_dtype, (2, 3)))
+    case("prod", "method-dim", lambda x: x.prod(1), T(_dtype, (3, 4)))
+    case("nansum", "fn-all", torch.nansum, T(_dtype, (2, 3, 4)))
+    case("count_nonzero", "fn", torch.count_nonzero, T(_dtype, (3, 4)))
+case("prod", "keepdim", lambda x: torch.prod(x, -1, keepdim=True), T("f32", (2, 3, 4)))
+case("prod", "dtype", lambda x: x.prod(0, dtype=torch.float64), T("f32", (3, 4)))
+case("prod", "dtype-int", lambda x: torch.prod(x, dtype=torch.int32), T("bool", (3, 4)))
+case("prod", "dtype-bool", lambda x: x.prod(1, dtype=torch.bool), L(((True, False, True), (True, True, True)), "bool"))
+case("prod", "0d", lambda x: x.prod(0, keepdim=True), T("f32", ()))
+case("prod", "empty", torch.prod, T("i32", (0, 3)))
+case("prod", "empty-dim", lambda x: x.prod(0), T("f32", (0, 3)))
+case("prod", "wraps", lambda x: x.prod(), L((2**40, 2**30, 3), "i64"))
+case("nansum", "nan", lambda x: x.nansum(-1), L(((1.0, NAN, 2.5), (NAN, NAN, NAN)), "f32"))
+case("nansum", "keepdim", lambda x: torch.nansum(x, (0, 2), keepdim=True), T("f16", (2, 3, 4)))
+case("nansum", "dtype", lambda x: torch.nansum(x, dtype=torch.float64), L((1.5, NAN, -2.25), "f32"))
+case("nansum", "dtype-int", lambda x: x.nansum(dtype=torch.int64), L((1.5, NAN, -2.75, 4.0), "f32"))
+case("nansum", "0d", lambda x: x.nansum(0), L(NAN, "f32"))
+for _dtype in FLOATS:
+    case("nanmean", "fn-all", torch.nanmean, T(_dtype, (2, 3, 4)))
+case("nanmean", "nan", lambda x: x.nanmean(1), L(((1.0, NAN, 2.5), (NAN, NAN, NAN)), "f32"))
+case("nanmean", "keepdim", lambda x: torch.nanmean(x, -1, keepdim=True), L(((NAN, 2.0), (1.0, 4.0)), "f64"))
+case("nanmean", "dtype", lambda x: x.nanmean(dtype=torch.float32), L((NAN, 0.5, 0.25), "bf16"))
+case("nanmean", "empty", lambda x: x.nanmean(0), T("f32", (0, 3)))
+case("count_nonzero", "dim", lambda x: torch.count_nonzero(x, dim=1), L(((0.0, NAN, 2.0), (0.0, -0.0, 1.0)), "f32"))
+case("count_nonzero", "dims", lambda x: x.count_nonzero((0, -1)), T("i64", (2, 3, 4), "small"))
+case("count_nonzero", "0d", lambda x: x.count_nonzero(0), L(0.0, "f32"))
+case("count_nonzero", "complex", torch.count_nonzero, T("c64", (3,)))
+
+# --- max/min of all elements, aminmax ---------------------------------------------------------------
+
+for _dtype in ("f32", "bf16", "i64", "u8", "bool"):
+    case("amax", "torch-max", torch.max, T(_dtype, (3, 4)))
+    case("amin", "method-min", lambda x: x.min(), T(_dtype, (3, 4)))
+    case("aminmax", "fn", torch.aminmax, T(_dtype, (3, 4)))
+case("amax", "torch-max-0d", torch.max, T("f32", ()))
+case("amin", "min-nan", lambda x: x.min(), L((1.0, NAN, -3.0), "f32"))
+case("aminmax", "dim", lambda x: torch.aminmax(x, dim=-1), X3)
+case("aminmax", "keepdim", lambda x: x.aminmax(dim=0, keepdim=True), T("i32", (3, 4)))
+case("aminmax", "all-keepdim", lambda x: torch.aminmax(x, keepdim=True), T("f32", (3, 4)))
+case("aminmax", "fields", lambda x: torch.aminmax(x, dim=1).max - x.aminmax(dim=1).min, T("f64", (3, 4)))
+case("aminmax", "0d", lambda x: torch.aminmax(x, dim=0), T("f32", ()))
+case("aminmax", "empty-kept", lambda x: x.aminmax(dim=1), T("f32", (0, 3)))
+case("aminmax", "nan", torch.aminmax, L((1.0, NAN, -3.0), "f32"))
+
+# --- std, var_mean, std_mean -------------------------------------------------------------------------------
+
+for _dtype in FLOATS:
+    case("std", "method-dim", lambda x: x.std(1), T(_dtype, (3, 4)))
+    case("var_mean", "fn-all", torch.var_mean, T(_dtype, (2, 3, 4)))
+    case("std_mean", "fn-dim", lambda x: torch.std_mean(x, -1), T(_dtype, (3, 4)))
+case("std", "fn-all", torch.std, T("f64", (2, 3, 4)))
+case("std", "unbiased-false", lambda x: x.std(0, unbiased=False, keepdim=True), T("f32", (3, 4)))
+case("std", "legacy-positional", lambda x: torch.std(x, False), T("f32", (3, 4)))
+case("std", "positional", lambda x: torch.std(x, (0, 2), True, True), X3)
+case("std", "correction", lambda x: x.std(dim=-1, correction=0), T("f32", (3, 4)))
+case("std", "one-element", lambda x: x.std(), T("f32", (1,)))
+case("var_mean", "correction", lambda x: torch.var_mean(x, (0, 2), correction=2, keepdim=True), X3)
+case("var_mean", "legacy", lambda x: torch.var_mean(x, 1, False, True), T("f32", (3, 4)))
+case("var_mean", "0d", lambda x: torch.var_mean(x, 0, correction=0), T("f32", ()))
+case("var_mean", "empty", lambda x: torch.var_mean(x, 0), T("f32", (0, 3)))
+case("std_mean", "unbiased", lambda x: torch.std_mean(x, unbiased=False), T("f32", (5,)))
+case("std_mean", "unpacked", lambda x: (lambda s, m: (x - m) / s)(*torch.std_mean(x, 1, keepdim=True)),
+     T("f32", (3, 4)))
+
+# --- logsumexp -----------------------------------------------------------------------------------------------
+
+for _dtype in FLOATS + ("i64", "bool"):
+    case("logsumexp", "fn", lambda x: torch.logsumexp(x, 1), T(_dtype, (3, 4)))
+case("logsumexp", "method-dims", lambda x: x.logsumexp((0, 2), keepdim=True), X3)
+case("logsumexp", "special", lambda x: torch.special.logsumexp(x, -1), T("f32", (2, 5)))
+case("logsumexp", "large", lambda x: torch.logsumexp(x * 1000, -1), T("f32", (3, 4)))
+case("logsumexp", "infinite", lambda x: x.logsumexp(-1),
+     L(((INF, 1.0), (-INF, -INF), (-INF, 2.0), (NAN, 1.0), (INF, -INF)), "f32"))
+case("logsumexp", "0d", lambda x: torch.logsumexp(x, 0), T("f32", ()))
+case("logsumexp", "empty", lambda x: torch.logsumexp(x, 1), T("f32", (2, 0)))
+case("logsumexp", "empty-kept", lambda x: torch.logsumexp(x, 0, keepdim=True), T("f32", (2, 0)))
+case("logsumexp", "all-keepdim", lambda x: torch.logsumexp(x, (), keepdim=True), T("f32", (3, 4)))
+
+# --- trace -----------------------------------------------------------------------------------------------
+
+for _dtype in ("f32", "f64", "f16", "bf16", "i64", "i32", "u8", "c64"):
+    case("trace", "fn", torch.trace, T(_dtype, (3, 4)))
+case("trace", "method-tall", lambda x: x.trace(), T("f32", (5, 2)))
+case("trace", "nan-off-diagonal", torch.trace, L(((1.0, NAN), (INF, 2.0)), "f32"))
+case("trace", "empty", torch.trace, T("f32", (0, 3)))
+
 # --- cumsum ---------------------------------------------------------------------------------------------------
 
 for _dtype in FLOATS + ("i64", "i32", "u8", "bool"):
@@ -100,6 +193,31 @@ case("cumsum", "dtype-half", lambda x: x.cumsum(0, dtype=torch.float16), T("i32"
 case("cumsum", "0d", lambda x: x.cumsum(0), T("f32", ()))
 case("cumsum", "long-half", lambda x: x.cumsum(0), L((0.1,) * 300, "bf16"))
 case(("cumsum", "sub"), "position-ids", lambda m: m.long().cumsum(-1) - 1, T("bool", (2, 6)))
+
+# --- cumprod, logcumsumexp, cummax, cummin -------------------------------------------------------------------
+
+for _dtype in FLOATS + ("i64", "i32", "u8", "bool"):
+    case("cumprod", "fn", lambda x: torch.cumprod(x, 0), T(_dtype, (5, 3)))
+for _dtype in FLOATS + ("i64", "u8", "bool"):
+    case("cummax", "fn", lambda x: torch.cummax(x, 0), T(_dtype, (5, 3), "small"))
+    case("cummin", "method", lambda x: x.cummin(-1), T(_dtype, (3, 5), "small"))
+for _dtype in FLOATS + ("c64",):
+    case("logcumsumexp", "fn", lambda x: torch.logcumsumexp(x, 0), T(_dtype, (5, 3)))
+case("cumprod", "method", lambda x: x.cumprod(-1), X3)
+case("cumprod", "dtype", lambda x: torch.cumprod(x, 1, dtype=torch.float64), T("f32", (3, 4)))
+case("cumprod", "0d", lambda x: x.cumprod(0), T("f32", ()))
+case("cumprod", "empty", lambda x: x.cumprod(0), T("f32", (0, 3)))
+case(("cumprod", "copy_"), "inplace", lambda x: x.clone().cumprod_(1), T("f32", (3, 4)))
+case("logcumsumexp", "method", lambda x: x.logcumsumexp(dim=-1), X3)
+case("logcumsumexp", "spread", lambda x: x.logcumsumexp(0), L((-1000.0, 0.0, -INF, INF, NAN, 1.0), "f32"))
+case("logcumsumexp", "0d", lambda x: torch.logcumsumexp(x, -1), T("f32", ()))
+for _name in ("cummax", "cummin"):
+    _fn = getattr(torch, _name)
+    case(_name, "ties-nan", lambda x, f=_fn: f(x, 0), L((1.0, 3.0, 3.0, NAN, 2.0, NAN, 0.0, 0.0), "f32"))
+    case(_name, "ties", lambda x, f=_fn: f(x, -1), L(((2, 2, 1, 1, 3, 3), (0, 0, 0, 0, 0, 0)), "i64"))
+    case(_name, "fields", lambda x, n=_name: getattr(x, n)(1).values * getattr(x, n)(1).indices, X3)
+    case(_name, "0d", lambda x, f=_fn: f(x, 0), T("f32", ()))
+    case(_name, "empty", lambda x, f=_fn: f(x, 0), T("f32", (0, 3)))
 
 # --- edge values and sizes ----------------------------------------------------------------------------------------
 
@@ -123,6 +241,9 @@ def test_op(case: Case):
 
 OPAQUE_FORMS = (
     ("var-complex", lambda x: x.var(0), T("c64", (3, 4)), "torch.Tensor.var"),
+    ("std-complex", lambda x: torch.std(x), T("c64", (3, 4)), "torch.std"),
+    ("var_mean-complex", lambda x: torch.var_mean(x, 1), T("c64", (3, 4)), "torch.var_mean"),
+    ("logsumexp-complex", lambda x: x.logsumexp(0), T("c64", (3, 4)), "torch.Tensor.logsumexp"),
 )
 
 
@@ -138,6 +259,16 @@ REFUSED = (
     ("amax-complex", lambda x: x.amax(), T("c64", (3,))),
     ("softmax-complex", lambda x: x.softmax(0), T("c64", (3,))),
     ("cumsum-dim", lambda x: x.cumsum(2), T("f32", (3, 4))),
+    ("std-int", torch.std, T("i64", (3, 4))),
+    ("nanmean-int", torch.nanmean, T("i64", (3,))),
+    ("logsumexp-dims", lambda x: x.logsumexp(()), T("f32", (3, 4))),
+    ("logcumsumexp-int", lambda x: x.logcumsumexp(0), T("i64", (3,))),
+    ("trace-vector", torch.trace, T("f32", (3,))),
+    ("trace-bool", torch.trace, T("bool", (3, 3))),
+    ("max-empty-all", lambda x: x.max(), T("f32", (0, 3))),
+    ("aminmax-empty", torch.aminmax, T("f32", (0,))),
+    ("cummax-complex", lambda x: x.cummax(0), T("c64", (3,))),
+    ("count_nonzero-repeated", lambda x: x.count_nonzero((0, 0)), T("f32", (3, 4))),
 )
 
 

@@ -1,6 +1,7 @@
-"""The selection ops: max and min along a dim, argmax, argmin, sort, argsort and topk,
-and their prims (argmax, argmin, sort, topk), exercised through the cases' lowered
-traces. Results with `.values` / `.indices` keep torch's named-tuple types."""
+"""The selection ops: max and min along a dim, argmax, argmin, sort, argsort, topk,
+searchsorted, bucketize, histc and nonzero_static, and their prims (argmax, argmin, sort,
+topk, searchsorted, histc), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
+torch's named-tuple types."""
 
 from __future__ import annotations
 
@@ -9,8 +10,20 @@ import math
 import pytest
 import torch
 
-from tests.ops.harness import X3, Case, L, T, case_adder, check_case, check_refused, check_stays_torch_call, rows_by_id
+from tests.ops.harness import (
+    X3,
+    Case,
+    L,
+    T,
+    case_adder,
+    check_case,
+    check_refused,
+    entry,
+    rows_by_id,
+)
+from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.tracer import trace_callable
+from tracecli.passes.lower import lower
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -62,6 +75,59 @@ case("topk", "indices", lambda x: x.topk(2, -1).indices, T("i64", (3, 5)))
 case("topk", "all", lambda x: x.topk(4), T("f16", (2, 4)))
 case("topk", "none", lambda x: x.topk(0), T("bf16", (2, 4)))
 case("topk", "0d", lambda x: torch.topk(x, 1), T("f32", ()))
+case("sort", "msort", torch.msort, T("f32", (4, 3)))
+case("sort", "method-msort", lambda x: x.msort(), L((3, 1, 3, 1, 0), "i64"))
+case("sort", "msort-0d", torch.msort, T("f32", ()))
+
+# --- searchsorted, bucketize -----------------------------------------------------------------------------
+
+
+def _sorted(fn):
+    """fn with its first argument sorted along the last dimension first (random inputs
+    are not sorted; the trace would still give torch's answer, but the case means the op)."""
+    return lambda s, *args, **kwargs: fn(s.sort().values, *args, **kwargs)
+
+
+for _dtype in ("f32", "i64", "f16", "bf16", "u8"):
+    case(("searchsorted", "sort"), "fn", _sorted(torch.searchsorted), T(_dtype, (6,)), T(_dtype, (3, 4)))
+case(("searchsorted", "sort"), "right", _sorted(lambda s, v: torch.searchsorted(s, v, right=True)), T("i64", (8,)),
+     T("i64", (5,)))
+case(("searchsorted", "sort"), "side-right", _sorted(lambda s, v: torch.searchsorted(s, v, side="right", right=False)),
+     T("i64", (8,)), T("i64", (5,)))
+case(("searchsorted", "sort"), "int32", _sorted(lambda s, v: torch.searchsorted(s, v, out_int32=True)),
+     T("f32", (6,)), T("f32", (4,)))
+case(("searchsorted", "sort"), "batched", _sorted(torch.searchsorted), T("f32", (2, 3, 5)), T("f32", (2, 3, 4)))
+case(("searchsorted", "sort"), "number", _sorted(lambda s: torch.searchsorted(s, 0.5)), T("f32", (6,)))
+case(("searchsorted", "sort"), "int-sequence-float-values", _sorted(torch.searchsorted), T("i64", (6,)),
+     T("f32", (4,)))
+case(("searchsorted", "sort"), "0d-values-keep-sequence-dtype", _sorted(torch.searchsorted), T("f32", (6,)),
+     L(0.1, "f64"))
+case(("searchsorted", "sort"), "mixed-ints", _sorted(torch.searchsorted), T("u8", (6,)), L((-1, 0, 3, 9), "i8"))
+case(("searchsorted", "argsort"), "sorter", lambda s, v: torch.searchsorted(s, v, sorter=s.argsort()),
+     T("f32", (6,)), T("f32", (3,)))
+case("searchsorted", "unsorted-sequence", torch.searchsorted, L((3.0, 1.0, 2.0, 0.0, 5.0), "f32"),
+     L((2.5, 0.5), "f32"))
+case("searchsorted", "nan", torch.searchsorted, L((1.0, 2.0, NAN), "f32"), L((1.5, 5.0, NAN), "f32"))
+case("searchsorted", "empty-sequence", torch.searchsorted, T("f32", (0,)), T("f32", (3,)))
+case(("bucketize", "sort"), "fn", lambda v, b: torch.bucketize(v, b.sort().values), T("f32", (3, 4)), T("f32", (5,)))
+case(("bucketize", "sort"), "right-int32", lambda v, b: torch.bucketize(v, b.sort().values, right=True,
+                                                                          out_int32=True), T("i64", (6,)), T("i64", (4,)))
+case("bucketize", "number", lambda b: torch.bucketize(1.5, b), L((0, 1, 2, 3), "i64"))
+case("bucketize", "bool-values", lambda v, b: torch.bucketize(v, b), T("bool", (5,)), L((0, 1), "i64"))
+for _dtype in ("f32", "f64", "f16", "bf16"):
+    case("histc", "fn", lambda x: torch.histc(x, 5, min=-2, max=2), T(_dtype, (3, 4)))
+case("histc", "own-range", lambda x: x.histc(bins=7), T("f32", (4, 5)))
+case("histc", "edges-and-nan", lambda x: torch.histc(x, 4, 0, 2), L((0.0, 0.5, 1.0, 2.0, 2.5, -0.1, NAN), "f32"))
+case("histc", "0d", lambda x: torch.histc(x, 3), T("f32", ()))
+case("histc", "empty", lambda x: torch.histc(x, 3, 0, 1), T("f32", (0,)))
+for _dtype in ("f32", "i64", "bool", "c64"):
+    case("nonzero_static", "fn", lambda x: torch.nonzero_static(x, size=5), T(_dtype, (3, 4)))
+case("nonzero_static", "padded", lambda x: x.nonzero_static(size=9, fill_value=7), L(((0, 2, 0), (1, 0, 0)), "i64"))
+case("nonzero_static", "vector", lambda x: torch.nonzero_static(x, size=3), L((0.0, -0.0, NAN, 1.0), "f32"))
+case("nonzero_static", "3d", lambda x: torch.nonzero_static(x, size=8), T("i64", (2, 3, 4), "small"))
+case("nonzero_static", "none", lambda x: torch.nonzero_static(x, size=0), T("f32", (3, 4)))
+case("nonzero_static", "0d", lambda x: torch.nonzero_static(x, size=2), T("f32", ()))
+case("nonzero_static", "empty", lambda x: torch.nonzero_static(x, size=2, fill_value=0), T("f32", (2, 0)))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
 
@@ -86,17 +152,11 @@ def test_named_tuples_reach_user_code():
     }
 
 
-# The reductions over all elements are left to torch: ltorch's max and min are the per-dim forms.
-OPAQUE_FORMS = (
-    ("max-reduction", lambda x: torch.max(x), T("f32", (3, 4)), "torch.max"),
-    ("min-reduction-method", lambda x: x.min(), T("i64", (3, 4)), "torch.Tensor.min"),
-    ("max-all", lambda a: torch.max(a), T("f32", (3, 4)), "torch.max"),
-)
-
-
-@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
-def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
-    assert check_stays_torch_call(fn, (arg,), opaque) == [opaque]
+def test_max_and_min_of_all_elements_are_amax_and_amin():
+    """torch.max(x) and x.min() reduce every element: the reductions family's amax and
+    amin (its test module has their cases)."""
+    program = trace_callable(lambda x: (torch.max(x), x.min()), (torch.zeros(3, 4),))
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.amax", "ltorch.amin"]
 
 
 REFUSED = (
@@ -107,9 +167,45 @@ REFUSED = (
     ("topk-k", lambda x: x.topk(5), T("f32", (3, 4))),
     ("topk-bool", lambda x: x.topk(1), T("bool", (3, 4))),
     ("sort-complex", lambda x: x.sort(), T("c64", (3,))),
+    ("searchsorted-bool", lambda x: torch.searchsorted(x, x), T("bool", (3,))),
+    ("searchsorted-0d-sequence", lambda x: torch.searchsorted(x, x), T("f32", ())),
+    ("searchsorted-batch-mismatch", lambda x: torch.searchsorted(x, x[:1]), T("f32", (2, 3))),
+    ("searchsorted-number-into-batched", lambda x: torch.searchsorted(x, 1.0), T("f32", (2, 3))),
+    ("searchsorted-side", lambda x: torch.searchsorted(x, x, side="middle"), T("f32", (3,))),
+    ("searchsorted-side-contradicts", lambda x: torch.searchsorted(x, x, side="left", right=True), T("f32", (3,))),
+    ("searchsorted-sorter-i32", lambda x: torch.searchsorted(x, x, sorter=x.argsort().int()), T("f32", (3,))),
+    ("searchsorted-sorter-shape", lambda x: torch.searchsorted(x, x, sorter=x.argsort()[:2]), T("f32", (3,))),
+    ("bucketize-2d-boundaries", lambda x: torch.bucketize(x, x), T("f32", (2, 3))),
+    ("histc-int", lambda x: torch.histc(x, 4), T("i64", (3,))),
+    ("histc-no-bins", lambda x: torch.histc(x, 0), T("f32", (3,))),
+    ("histc-min-above-max", lambda x: torch.histc(x, 4, min=3, max=1), T("f32", (3,))),
+    ("histc-infinite-range", lambda x: torch.histc(x, 4, min=0, max=math.inf), T("f32", (3,))),
+    ("nonzero_static-negative-size", lambda x: torch.nonzero_static(x, size=-1), T("f32", (3,))),
 )
 
 
 @pytest.mark.parametrize(("fn", "arg"), rows_by_id(REFUSED))
 def test_refused_like_eager(fn, arg):
     check_refused(fn, arg)
+
+
+def test_a_sorter_out_of_range_raises_when_the_trace_runs():
+    fn = entry(lambda s, k: torch.searchsorted(s, torch.tensor([1.5]), sorter=k))
+    s, sorter = torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1, 3, 0])
+    with pytest.raises(RuntimeError):
+        fn(s, sorter)
+    program = trace_callable(fn, (s, sorter), name="fn")
+    for trace in (program.trace, lower(program.trace).trace):
+        with pytest.raises(RuntimeError):
+            compile_trace(trace)(s, sorter)
+
+
+def test_histc_of_values_with_no_finite_range_raises_when_the_trace_runs():
+    fn = entry(lambda x: torch.histc(x, 4))
+    x = torch.tensor([1.0, math.inf])
+    with pytest.raises(RuntimeError):
+        fn(x)
+    program = trace_callable(fn, (x,), name="fn")
+    for trace in (program.trace, lower(program.trace).trace):
+        with pytest.raises(RuntimeError):
+            compile_trace(trace)(x)

@@ -30,6 +30,8 @@ class Node(NamedTuple):
 
 
 _REGISTERED: dict[type, Node] = {}
+# Tuple subclasses that stand in for another type while tracing: what builds that type.
+_BUILT_BY: dict[type, object] = {}
 # Rules a higher layer adds: type -> Node, or None when the rule does not know the type.
 _RESOLVERS: list[Callable[[type], Node | None]] = []
 
@@ -54,6 +56,12 @@ def register_node(kind: type, flatten: Callable, unflatten: Callable) -> None:
         raise ValueError(f"{kind.__qualname__} is already a container node")
     _REGISTERED[kind] = Node(flatten, unflatten)
     _NODES.clear()  # types seen before may have been resolved without it
+
+
+def build_as(kind: type, callee: object) -> None:
+    """Printed code builds a `kind` (a tuple subclass standing in for a type that cannot
+    hold the IR's values, such as a torch.Size of size symbols) by calling `callee`."""
+    _BUILT_BY[kind] = callee
 
 
 def add_node_resolver(resolve: Callable[[type], Node | None]) -> None:
@@ -233,7 +241,7 @@ def rebuild_call(obj: object) -> Rebuild | None:
     if issubclass(kind, tuple):
         if hasattr(kind, "_fields"):  # a named tuple, by its field names
             return Rebuild(kind, (), tuple(zip(kind._fields, obj, strict=True)))
-        return Rebuild(kind, (tuple(obj),))  # a structseq or torch.Size: one sequence
+        return Rebuild(_BUILT_BY.get(kind, kind), (tuple(obj),))  # a structseq or torch.Size: one sequence
     if kind is defaultdict:
         return Rebuild(kind, (obj.default_factory, dict(obj)))
     if node is _REGISTERED[dict] or node is _REGISTERED[OrderedDict]:

@@ -17,6 +17,7 @@ from tracecli.core.pytree import tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.tracer import TracedProgram
+from tracecli.ops import prims
 from tracecli.ops.torch_bridge import TO_TORCH
 
 # (rtol, atol) per dtype, as torch.testing.assert_close uses by default.
@@ -53,11 +54,13 @@ class RunReport:
         return all(o.match for o in (*self.outputs, *self.written))
 
 
-def compare_outputs(names: list[str], eager, compiled, working: list | None = None) -> list[OutputCheck]:
+def compare_outputs(names: list[str], eager, compiled, working: list | None = None,
+                    unspecified: list | None = None) -> list[OutputCheck]:
     """Each output of the compiled run against eager's, within the tolerances of its dtype,
     or of its entry in `working`, the least precise floating dtype its computation passed
     through, when that is looser: a float32 result of bfloat16 work carries bfloat16's
-    error, in eager too."""
+    error, in eager too. An output whose entry in `unspecified` is true is computed from
+    uninitialised memory (torch.empty): only its shape, dtype and device are compared."""
     expected, actual = tree_leaves(eager), tree_leaves(compiled)
     if len(expected) != len(actual):
         return [OutputCheck("(structure)", None, None, False,
@@ -67,11 +70,12 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
         if e is None and a is None:
             continue  # an absent field of a model output: nothing to compare
         name = names[i] if i < len(names) else f"out{i}"
-        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None))
+        values = not (unspecified and i < len(unspecified) and unspecified[i])
+        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None, values))
     return checks
 
 
-def _compare_one(name: str, e, a, working: torch.dtype | None = None) -> OutputCheck:
+def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True) -> OutputCheck:
     if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
         same = type(e) is type(a) and e == a
         return OutputCheck(name, None, type(e).__name__, bool(same), problem="" if same else f"{e!r} != {a!r}")
@@ -84,6 +88,8 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None) -> OutputC
         return OutputCheck(name, shape, dtype, False, problem=f"device {a.device} != eager {e.device}")
     if e.numel() == 0:
         return OutputCheck(name, shape, dtype, True, 0.0, 0.0)
+    if not values:
+        return OutputCheck(name, shape, dtype, True)
     e, a = _comparable(e), _comparable(a)
     if not (e.is_floating_point() or e.is_complex()):
         diff = (e.to(torch.int64) - a.to(torch.int64)).abs() if e.dtype != torch.bool else (e != a).to(torch.int64)
@@ -132,6 +138,29 @@ def working_dtypes(trace: Trace) -> list[torch.dtype | None]:
         dtype = least(leaf.name, set()) if isinstance(leaf, TensorValue) else None
         out.append(TO_TORCH[dtype] if dtype is not None else None)
     return out
+
+
+# Opaque factories of uninitialised memory, beside prims.empty.
+_UNINITIALISED = frozenset({torch.empty_strided, torch.empty_permuted, torch.Tensor.new_empty_strided})
+
+
+def unspecified_values(trace: Trace) -> set[str]:
+    """The names of the values computed from uninitialised memory (prims.empty), at every
+    level: what eager and the trace need not agree on. A value that an op makes without
+    reading the memory (`fill_`, `zero_`, `copy_` of another tensor) is specified again."""
+    empty = set()
+    for _, bsym in walk(trace.bsyms):
+        if bsym.subsymbols or bsym.symbol is prims.shape:  # sizes are specified
+            continue
+        uninitialised = bsym.symbol is prims.empty or (bsym.symbol.namespace == "torch"
+                                                       and bsym.symbol.impl in _UNINITIALISED)
+        if uninitialised or any(v.name in empty for v in bsym.arg_values()):
+            empty.update(v.name for v in bsym.output_values())
+    return empty
+
+
+def _unspecified(names: list[str], empty: set[str]) -> list[bool]:
+    return [name in empty for name in names]
 
 
 _MISSING = object()
@@ -225,15 +254,18 @@ def check_against_eager(
     with torch.no_grad():
         actual = compiled(*compiled_inputs)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
-    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace)))
+    empty = unspecified_values(trace)
+    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace), _unspecified(names, empty)))
     if tree_flatten(expected)[1] != tree_flatten(actual)[1]:
         report.outputs.insert(0, OutputCheck("(structure)", None, None, False, problem=(
             f"eager returned {_structure(expected)}, the trace {_structure(actual)}")))
     # What the program writes (its first trace), whatever the passes made of it.
     written = written_inputs(program.trace)
+    final = written_inputs(trace)
     for i, value in enumerate(trace.inputs):
         if value.name in written:
-            report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i]))
+            values = final.get(value.name) not in empty
+            report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values))
     if timing:
         # The script's own output was shown once, by the eager run above; the timed runs
         # work on copies, and the state the eager ones change is put back.

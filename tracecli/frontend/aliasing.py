@@ -42,13 +42,15 @@ Record = Callable[[object, tuple, dict], object]
 
 # ltorch views whose result is the base's elements in a new shape: written back by a
 # reshape of the new value into the base's shape.
-_RESHAPES = frozenset({"reshape", "unsqueeze", "squeeze", "unflatten"})
-# Opaque views torch has a scatter twin for, with their parameters after the input.
+_RESHAPES = frozenset({"reshape", "unsqueeze", "squeeze", "unflatten", "ravel"})
+# Views torch has a scatter twin for, with their parameters after the input: opaque ones,
+# and ltorch.diagonal, whose elements no index reaches.
 _SCATTERS = {
     "torch.diagonal": (torch.diagonal_scatter, ("offset", "dim1", "dim2"), (0, 0, 1)),
     "torch.Tensor.diagonal": (torch.diagonal_scatter, ("offset", "dim1", "dim2"), (0, 0, 1)),
     "torch.select": (torch.select_scatter, ("dim", "index"), (None, None)),
     "torch.Tensor.select": (torch.select_scatter, ("dim", "index"), (None, None)),
+    "ltorch.diagonal": (torch.diagonal_scatter, ("offset", "dim1", "dim2"), (0, 0, 1)),
 }
 
 
@@ -88,6 +90,11 @@ class Aliasing:
         value, the value that now stands for the tensor)."""
         tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
+        if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):
+            # x.contiguous() of a tensor that is not: a fresh tensor, no view of x.
+            for out in outputs:
+                self.contiguous[out.name] = True
+            return None
         if is_view(bsym) and tensors:
             parent = tensors[0]
             base = self._base(parent)
@@ -116,11 +123,16 @@ class Aliasing:
         return not (bsym.symbol.namespace == "ltorch" and bsym.symbol.name in _RESHAPES
                     and not self.contiguous.get(parent.name, False))
 
+    def _copies(self, bsym: BoundSymbol, parent: TensorValue) -> bool:
+        """Whether this is `contiguous` of a tensor not known to be: torch copies it."""
+        return (bsym.symbol.namespace == "ltorch" and bsym.symbol.name == "contiguous"
+                and not self.contiguous.get(parent.name, False))
+
     def _stays_contiguous(self, bsym: BoundSymbol, parent: TensorValue, out: TensorValue) -> bool:
         if not self.contiguous.get(parent.name, False):
             return False
         name = bsym.symbol.name if bsym.symbol.namespace == "ltorch" else ""
-        if name in _RESHAPES:
+        if name in _RESHAPES or name == "contiguous":
             return True
         if name == "getitem":
             return _contiguous_region(parent, bsym.args[1])
@@ -158,14 +170,17 @@ class Aliasing:
         if bsym.symbol.namespace == "ltorch":
             if name == "getitem":
                 return record(ltorch.setitem_, (parent, args[1], new), {})
-            if name in ("narrow", "split", "chunk", "unbind"):
+            if name in ("narrow", "split", "chunk", "unbind", "select"):
                 return record(ltorch.setitem_, (parent, _piece_key(bsym, view.position, parent), new), {})
             if name in _RESHAPES:
                 return record(ltorch.copy_, (parent, record(ltorch.reshape, (new, parent.shape), {})), {})
+            if name == "contiguous":  # of a contiguous tensor: the tensor itself
+                return record(ltorch.copy_, (parent, new), {})
             if name in ("permute", "transpose"):
                 order = _permutation(bsym, parent)
                 inverse = tuple(order.index(d) for d in range(len(order)))
                 return record(ltorch.copy_, (parent, record(ltorch.permute, (new, inverse), {})), {})
+        if bsym.symbol.namespace == "ltorch" and bsym.symbol.qualname not in _SCATTERS:
             raise AliasError(f"this writes through the result of {name}, which repeats or mixes elements of its "
                              "input; torch refuses it, or tracing cannot follow it (clone it first)")
         scatter = _SCATTERS.get(bsym.symbol.qualname)
@@ -240,8 +255,10 @@ def _permutation(bsym: BoundSymbol, parent: TensorValue) -> tuple[int, ...]:
 
 
 def _piece_key(bsym: BoundSymbol, position: int, parent: TensorValue) -> tuple:
-    """The index of one piece of a narrow, split, chunk or unbind, in its parent."""
+    """The index of one piece of a narrow, split, chunk or unbind, or of a select, in its parent."""
     name = bsym.symbol.name
+    if name == "select":
+        return (slice(None),) * canonical_dim(bsym.args[1], parent.ndim) + (bsym.args[2],)
     if name == "narrow":
         dim = canonical_dim(bsym.args[1], parent.ndim)
         start = bsym.args[2] + parent.shape[dim] if bsym.args[2] < 0 else bsym.args[2]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import torch
 import torch.utils._pytree as torch_pytree
 
-from tracecli.core.pytree import Node, add_node_resolver, tree_leaves
+from tracecli.core.pytree import Node, add_node_resolver, register_node, tree_leaves
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.symbolic import SymSize
 
 
 def _registered_with_torch(kind: type) -> Node | None:
@@ -25,6 +26,18 @@ def _registered_with_torch(kind: type) -> Node | None:
 
 
 add_node_resolver(_registered_with_torch)
+
+
+def _size(children: list, _) -> tuple:
+    # torch's own registration builds a torch.Size again as a plain tuple; the entry returning
+    # `x.shape` must give back what eager gives. Holding anything but ints (size symbols, or a
+    # structure's placeholders), it is the stand-in the printer spells as a torch.Size.
+    if all(type(c) is int for c in children):
+        return torch.Size(children)
+    return SymSize(children)
+
+
+register_node(torch.Size, lambda size: (size, None), _size)
 
 
 def hidden_tensor(output: object) -> object | None:

@@ -10,6 +10,10 @@
   reaches the tracer as one opaque call.
 - `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
   the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
+- `torch.manual_seed(n)` (also `torch.random.manual_seed`) seeds for real, as it did,
+  since modules built while tracing draw their weights from it, and is recorded as
+  `ltorch.manual_seed`: torch runs it below any mode, and the compiled trace must seed
+  where the program did for its random ops to draw eager's numbers.
 - Factories taking numbers (`torch.arange(n)`, `torch.full(shape, n)`, `torch.tensor(n)`)
   with a symbolic size among them reach the tracer with the symbol: torch's argument
   parser would refuse an object that is not a number before any mode sees the call.
@@ -77,6 +81,15 @@ def _size_taking(original: Callable) -> Callable:
     return factory
 
 
+_MANUAL_SEED = torch.random.manual_seed
+
+
+def _manual_seed(seed):
+    generator = _MANUAL_SEED(seed)
+    ltorch.manual_seed(seed)
+    return generator
+
+
 @contextmanager
 def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     original_check_all = torch._check_tensor_all
@@ -98,6 +111,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     amp_common.amp_definitely_not_available = _false
     torch.cuda.is_bf16_supported = _true
     torch.Tensor.as_subclass = _as_subclass
+    torch.manual_seed = torch.random.manual_seed = _manual_seed
     factories = {name: getattr(torch, name) for name in _NUMBER_FACTORIES} if symbolic else {}
     if symbolic:
         torch_paths.index()  # public paths name the factories themselves, not these stand-ins
@@ -109,5 +123,6 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         for name, original in factories.items():
             setattr(torch, name, original)
         del torch.Tensor.as_subclass
+        torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

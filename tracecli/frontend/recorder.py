@@ -18,6 +18,7 @@ from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import tree_map
 from tracecli.core.symbol import BoundSymbol, Symbol
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.frontend.call_forms import accepts, form_key
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops.autocast import cast_arguments, policy_for
@@ -29,10 +30,12 @@ _EMPTY = inspect.Parameter.empty
 
 class _CallSpec:
     """How to print a call of an ltorch symbol in one canonical form: required
-    parameters positionally, optional ones by keyword and only when not default."""
+    parameters positionally, optional ones by keyword and only when not default, as far
+    as torch accepts the call so (the generated code runs the printed call)."""
 
-    def __init__(self, fn: Callable):
-        self.signature = inspect.signature(fn)
+    def __init__(self, sym: Symbol):
+        self.impl = sym.impl
+        self.signature = inspect.signature(sym.decomposition)
         self.params = list(self.signature.parameters.values())
         # Leading parameters without defaults: a call giving exactly these positionally
         # is already canonical, and binding (about 5 µs) can be skipped.
@@ -43,15 +46,20 @@ class _CallSpec:
             if p.default is not _EMPTY:
                 break
             self.required += 1
+        # No sizes for a `*sizes` parameter is a call torch may refuse: never skipped.
+        self.varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in self.params)
+        self.forms: dict[tuple, Callable] = {}  # per form of call: how torch takes it
 
     def normalize(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        if not kwargs and len(args) == self.required:
+        if not kwargs and len(args) == self.required and not self.varargs:
             return args, {}
         bound = self.signature.bind(*args, **kwargs)
         out_args: list = []
         out_kwargs: dict = {}
+        left_out = False
         for p in self.params:
             if p.name not in bound.arguments:
+                left_out = left_out or p.default is not _EMPTY or p.kind is inspect.Parameter.VAR_POSITIONAL
                 continue
             value = bound.arguments[p.name]
             if p.kind is inspect.Parameter.VAR_POSITIONAL:
@@ -62,7 +70,57 @@ class _CallSpec:
                 out_args.append(value)
             elif not _is_default(value, p.default):
                 out_kwargs[p.name] = value
-        return tuple(out_args), out_kwargs
+            else:
+                left_out = True
+        if not left_out or self.impl is None:
+            return tuple(out_args), out_kwargs
+        key = form_key(tuple(out_args), out_kwargs)
+        form = self.forms.get(key)
+        if form is None:
+            form = self.forms[key] = self._form_torch_takes(tuple(out_args), out_kwargs)
+        return form(tuple(out_args), out_kwargs)
+
+    def _form_torch_takes(self, args: tuple, kwargs: dict) -> Callable:
+        """How to complete a call that leaves arguments out so that torch takes it: as it
+        is; with the defaults before the last argument given (`torch.sum(x, dim=None,
+        keepdim=True)`); with every default; each also with empty sizes given as `()`
+        (`Tensor.repeat(x, ())`). As it is when torch takes none of these."""
+        given = {p.name for p in self.params if p.name in kwargs}
+        last = max((i for i, p in enumerate(self.params) if p.name in given), default=-1)
+        earlier = [p for p in self.params[:last] if p.name not in given and _restorable(p)]
+        every = [p for p in self.params if p.name not in given and _restorable(p)]
+        empty_sizes = self.varargs and len(args) == sum(1 for p in self.params if p.default is _EMPTY and p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        candidates = [_with_defaults(restored, self.params) for restored in ([], earlier, every)]
+        if empty_sizes:
+            candidates += [_with_empty_sizes(c) for c in candidates]
+        for candidate in candidates:
+            if accepts(self.impl, *candidate(args, kwargs)):
+                return candidate
+        return candidates[0]
+
+
+def _restorable(p: inspect.Parameter) -> bool:
+    return p.default is not _EMPTY and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                   inspect.Parameter.KEYWORD_ONLY)
+
+
+def _with_defaults(restored: list[inspect.Parameter], params: list[inspect.Parameter]) -> Callable:
+    """A completion giving `restored` their defaults by keyword, in signature order."""
+    if not restored:
+        return lambda args, kwargs: (args, kwargs)
+    order = {p.name: i for i, p in enumerate(params)}
+
+    def complete(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        given = {**{p.name: p.default for p in restored}, **kwargs}
+        return args, dict(sorted(given.items(), key=lambda item: order.get(item[0], len(order))))
+
+    return complete
+
+
+def _with_empty_sizes(complete: Callable) -> Callable:
+    """torch's sizes are varargs or one sequence; no sizes at all is the empty one."""
+    return lambda args, kwargs: complete((*args, ()), kwargs)
 
 
 def _is_default(value, default) -> bool:
@@ -75,7 +133,7 @@ _specs: dict[Symbol, _CallSpec] = {}
 def _spec(sym: Symbol) -> _CallSpec:
     spec = _specs.get(sym)
     if spec is None:
-        spec = _specs[sym] = _CallSpec(sym.decomposition)
+        spec = _specs[sym] = _CallSpec(sym)
     return spec
 
 

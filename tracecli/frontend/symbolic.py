@@ -15,9 +15,11 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 
+import torch
+
 from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo
 from tracecli.core.names import NameRegistry
-from tracecli.core.pytree import values_in
+from tracecli.core.pytree import build_as, values_in
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, sizes_read, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
@@ -140,6 +142,26 @@ class SymSize(tuple):
 
     def numel(self):
         return math.prod(self)
+
+    # A torch.Size sliced, joined or repeated is a torch.Size.
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return SymSize(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        return SymSize(tuple(self) + tuple(other)) if isinstance(other, tuple) else NotImplemented
+
+    def __radd__(self, other):
+        return SymSize(tuple(other) + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, count):
+        return SymSize(tuple(self) * count)
+
+    __rmul__ = __mul__
+
+
+# Returned by the entry, it is the torch.Size eager returns.
+build_as(SymSize, torch.Size)
 
 
 def contiguous_strides(shape: tuple) -> tuple:

@@ -169,6 +169,11 @@ class _Tracer:
             return tuple(obj)
         return obj
 
+    def output_values(self, result):
+        """What the entry returns, as values: as `to_values`, but a torch.Size stays one
+        (a symbolic one holds size symbols, and the trace builds the torch.Size)."""
+        return tree_map(self._leaf_value, result, is_leaf=_slice)
+
     def to_proxies(self, obj):
         return tree_map(self._leaf_proxy, obj)
 
@@ -179,6 +184,9 @@ class _Tracer:
         """A real tensor the entry reads from outside itself (a global, a closure, the
         weights of a module it did not get as its entry): an input of the trace."""
         hint, home = _captured_name(tensor)
+        unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
+        if unstrided:
+            raise _error_at_user_line(unstrided)
         name = self.registry.take(hint)
         if home is not None:
             self.homes.append((tensor, home))
@@ -414,6 +422,10 @@ def _to_values_leaf(container) -> bool:
     return isinstance(container, (torch.Size, SymSize, slice))
 
 
+def _slice(container) -> bool:
+    return isinstance(container, slice)
+
+
 def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
     """The name a captured tensor had where the user's code found it (a variable, or a
     parameter or buffer of a module in a variable: `model.fc1.weight`), and how to look
@@ -481,6 +493,26 @@ def _return_offsets(code):
             yield instruction.offset, instruction.positions.lineno
 
 
+def _unstrided(obj, what: str) -> str:
+    """Why a tensor cannot be traced ('' when it can): values in the IR are dense, strided
+    tensors, and a sparse one has no strides or contiguity to follow."""
+    if not isinstance(obj, torch.Tensor) or obj.layout == torch.strided:
+        return ""
+    layout = str(obj.layout).removeprefix("torch.")
+    if layout.startswith("sparse"):
+        return f"{what} is a sparse tensor ({layout}): sparse tensors are not traced; make it dense with .to_dense()"
+    return f"{what} has layout {layout}: only dense (strided) tensors are traced"
+
+
+def _error_at_def(fn: Callable, message: str) -> TracingError:
+    """An error about the entry's inputs: at its `def` line."""
+    code = getattr(inspect.unwrap(fn.forward if isinstance(fn, torch.nn.Module) else fn), "__code__", None)
+    if code is None:
+        return TracingError(message)
+    text = linecache.getline(code.co_filename, code.co_firstlineno).strip()
+    return TracingError(message, file=display_path(code.co_filename), line=code.co_firstlineno, source=text)
+
+
 def _error_at_user_line(message: str) -> TracingError:
     frame = user_frame(sys._getframe(1))
     if frame is None:
@@ -502,6 +534,10 @@ def trace_callable(
     kwargs = kwargs or {}
     registry = NameRegistry()
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
+    for value, obj in zip(input_values, input_objs, strict=True):
+        unstrided = _unstrided(obj, f"input `{value.name}`")
+        if unstrided:
+            raise _error_at_def(fn, unstrided)
     env = DimEnv() if dims is not None and dims.symbolic else None
     if env is not None:
         input_values = symbolic_inputs(dims, env, registry, input_values)
@@ -526,6 +562,9 @@ def trace_callable(
         by_id: dict[int, TensorValue] = {}
         for qualname, tensor, owner_dict, key in module_tensors(fn):
             value = by_id.get(id(tensor))
+            unstrided = _unstrided(tensor, f"`{qualname}` of {type(fn).__name__}")
+            if unstrided:
+                raise _error_at_def(fn, unstrided)
             if value is None:  # tied weights are one input, swapped everywhere they appear
                 t = type_of(tensor)
                 value = TensorValue(registry.take(qualname), t.shape, t.dtype, device or t.device)
@@ -552,7 +591,7 @@ def trace_callable(
             )
         try:
             with sizes:
-                output = tracer.to_values(result)  # views of tensors written since are taken again
+                output = tracer.output_values(result)  # views of tensors written since are taken again
                 if tracer.watch is not None:
                     tracer.watch.settle()
                     tracer.dim_hints.look()

@@ -88,13 +88,18 @@ def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor]):
     return obj
 
 
-def _from_meta(obj, device: str):
+def _from_meta(obj, device: str, name: str):
     if isinstance(obj, torch.Tensor):
+        if obj.layout != torch.strided:
+            # Values in the IR are dense: the modelled ops after it would treat it as one.
+            layout = str(obj.layout).removeprefix("torch.")
+            what = "sparse tensors are" if layout.startswith("sparse") else f"tensors of layout {layout} are"
+            raise UnsupportedCall(f"{name} makes a {layout} tensor: {what} not traced")
         return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device)
     if isinstance(obj, tuple):
-        return rebuild_tuple(obj, [_from_meta(o, device) for o in obj])
+        return rebuild_tuple(obj, [_from_meta(o, device, name) for o in obj])
     if isinstance(obj, list):
-        return [_from_meta(o, device) for o in obj]
+        return [_from_meta(o, device, name) for o in obj]
     return obj
 
 
@@ -126,7 +131,7 @@ def _meta_rule(func: Callable, name: str) -> Callable:
             # The trace would go on reading the `out=` tensor's old value.
             raise UnsupportedCall(f"{name}(..., out=...) writes its result into `out`, which is not traced; "
                                   "assign the result instead")
-        return _from_meta(out, device)
+        return _from_meta(out, device, name)
 
     return meta
 

@@ -25,6 +25,11 @@ METADATA_METHODS = frozenset({
     "is_contiguous", "get_device", "is_signed", "__len__", "__hash__", "stride", "storage_offset",
     "__get__",  # property reads other than TENSOR_PROPERTIES: shape, dtype, device, ndim, ...
 })
+# Function forms of metadata reads: answered from the proxy too (`torch.is_floating_point(x)`
+# as `x.is_floating_point()`; result_type from dtypes and ranks alone).
+METADATA_FUNCTIONS = frozenset({
+    torch.is_floating_point, torch.is_complex, torch.is_signed, torch.numel, torch.result_type,
+})
 # Reads that need tensor values, which a trace does not have.
 DATA_DEPENDENT = frozenset({
     "__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__", "numpy",
@@ -46,6 +51,8 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
         return "opaque", None
     if form is not None:
         return "ltorch", form.adapter
+    if func in METADATA_FUNCTIONS:
+        return "metadata", None
     if isinstance(func, (OpOverload, OpOverloadPacket)):
         return _aten(func)
     name = getattr(func, "__name__", "")

@@ -12,8 +12,10 @@ import torch.nn.functional as F
 
 from tracecli.core import dtypes
 from tracecli.core.dims import Dim, statically_equal
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Policy, everywhere
+from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import expect_tensor, symbol
 from tracecli.ops.prims.conv import conv_output_size
 from tracecli.ops.promotion import ShapeError
@@ -35,8 +37,22 @@ def _size(value):
     return value if isinstance(value, Dim) else int(value)
 
 
-def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
-    op = f"conv{n}d"
+def _floating(sym):
+    """The torch forms of a convolution: integer (and complex) ones stay torch calls. Eager's
+    CPU kernels take integer operands and accumulate in their dtype; prims.convolution
+    is a floating point convolution, which would not say so."""
+
+    def adapter(input, *args, **kwargs):
+        if isinstance(input, TensorValue) and not input.dtype.is_float:
+            return OPAQUE
+        return sym()(input, *args, **kwargs)
+
+    return adapter
+
+
+def _batched(op: str, n: int, input, weight, bias):
+    """(input with a batch dimension, weight, whether the input had none), checked as
+    torch checks a convolution's operands."""
     input, weight = expect_tensor(input, op), expect_tensor(weight, op)
     if weight.ndim != n + 2:
         raise ShapeError(f"{op} expects a weight with {n + 2} dimensions, got {list(weight.shape)}")
@@ -46,7 +62,12 @@ def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
         raise ShapeError(f"{op} expects input, weight and bias of one dtype, got {input.dtype.name} and "
                          f"{weight.dtype.name}" + (f" and {bias.dtype.name}" if bias is not None else ""))
     unbatched = input.ndim == n + 1
-    x = prims.reshape(input, (1,) + input.shape) if unbatched else input
+    return (prims.reshape(input, (1,) + input.shape) if unbatched else input), weight, unbatched
+
+
+def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
+    op = f"conv{n}d"
+    x, weight, unbatched = _batched(op, n, input, weight, bias)
     stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
     kernel = weight.shape[2:]
     if isinstance(padding, str):
@@ -72,36 +93,26 @@ def _conv(n: int, input, weight, bias, stride, padding, dilation, groups):
     return prims.reshape(out, out.shape[1:]) if unbatched else out
 
 
-@symbol(F.conv1d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv1d, adapter=_floating(lambda: conv1d), autocast=everywhere(Policy.LOWER))
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) over (N, C, L) or (C, L) inputs"""
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@symbol(F.conv2d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv2d, adapter=_floating(lambda: conv2d), autocast=everywhere(Policy.LOWER))
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) inputs"""
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
-@symbol(F.conv3d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv3d, adapter=_floating(lambda: conv3d), autocast=everywhere(Policy.LOWER))
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution (cross-correlation) over (N, C, D, H, W) or (C, D, H, W) inputs"""
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
 
 
 def _conv_transpose(n: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    op = f"conv_transpose{n}d"
-    input, weight = expect_tensor(input, op), expect_tensor(weight, op)
-    if weight.ndim != n + 2:
-        raise ShapeError(f"{op} expects a weight with {n + 2} dimensions, got {list(weight.shape)}")
-    if input.ndim not in (n + 1, n + 2):
-        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
-    if input.dtype != weight.dtype or (bias is not None and expect_tensor(bias, op).dtype != input.dtype):
-        raise ShapeError(f"{op} expects input, weight and bias of one dtype, got {input.dtype.name} and "
-                         f"{weight.dtype.name}" + (f" and {bias.dtype.name}" if bias is not None else ""))
-    unbatched = input.ndim == n + 1
-    x = prims.reshape(input, (1,) + input.shape) if unbatched else input
+    x, weight, unbatched = _batched(f"conv_transpose{n}d", n, input, weight, bias)
     out = prims.convolution_transpose(
         x, weight, bias, ntuple(stride, n, "stride"), ntuple(padding, n, "padding"),
         ntuple(output_padding, n, "output_padding"), ntuple(dilation, n, "dilation"), int(groups),
@@ -109,19 +120,19 @@ def _conv_transpose(n: int, input, weight, bias, stride, padding, output_padding
     return prims.reshape(out, out.shape[1:]) if unbatched else out
 
 
-@symbol(F.conv_transpose1d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv_transpose1d, adapter=_floating(lambda: conv_transpose1d), autocast=everywhere(Policy.LOWER))
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution over (N, C, L) or (C, L) inputs"""
     return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
-@symbol(F.conv_transpose2d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv_transpose2d, adapter=_floating(lambda: conv_transpose2d), autocast=everywhere(Policy.LOWER))
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution over (N, C, H, W) or (C, H, W) inputs"""
     return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
-@symbol(F.conv_transpose3d, autocast=everywhere(Policy.LOWER))
+@symbol(F.conv_transpose3d, adapter=_floating(lambda: conv_transpose3d), autocast=everywhere(Policy.LOWER))
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W) inputs"""
     return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)

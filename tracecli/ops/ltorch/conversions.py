@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
@@ -83,7 +84,19 @@ for _method, _dtype in (
     torch_form(methods=(_method,))(_to_dtype(_dtype))
 
 
-@torch_form(methods=("contiguous", "detach"), properties=(torch.Tensor.data.__get__,))
+def _contiguous(self, memory_format=torch.contiguous_format):
+    # Other layouts (channels_last) copy even a C-contiguous tensor: left to torch.
+    return contiguous(self) if memory_format is torch.contiguous_format else OPAQUE
+
+
+@symbol(torch.Tensor.contiguous, methods=("contiguous",), adapter=_contiguous, tags=(Tag.VIEW,))
+def contiguous(input):
+    """the tensor itself when it is contiguous, else a contiguous copy (which the
+    tracer follows: writes to a copy do not reach the tensor)"""
+    return prims.clone(expect_tensor(input, "contiguous"))
+
+
+@torch_form(methods=("detach",), properties=(torch.Tensor.data.__get__,))
 def _same_value(self, *args, **kwargs):
     # Values are immutable, so layout changes and detached copies are the value itself.
     return self

@@ -5,10 +5,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
+from tracecli.core.dims import statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
@@ -26,10 +29,10 @@ from tracecli.ops.promotion import ShapeError, result_type
 from tracecli.ops.torch_bridge import TO_TORCH
 
 # CUDA autocast computes these in float32 (ATen's fp32 list).
-_CUDA_FP32 = Autocast(cuda=Policy.FP32)
+CUDA_FP32 = Autocast(cuda=Policy.FP32)
 
 
-def _binary(prim, a, b, *, dtype=None, out_dtype=None):
+def binary(prim, a, b, *, dtype=None, out_dtype=None):
     """Promote, convert and broadcast the operands, then apply `prim`."""
     if not (is_tensor(a) or is_tensor(b)):
         raise ShapeError(f"{prim.name} needs a tensor operand")
@@ -39,7 +42,7 @@ def _binary(prim, a, b, *, dtype=None, out_dtype=None):
     return convert(out, out_dtype) if out_dtype is not None and out.dtype != out_dtype else out
 
 
-def _reads_scalar_in_float32(input, other, dtype) -> bool:
+def reads_scalar_in_float32(input, other, dtype) -> bool:
     """Whether torch reads `other` unrounded, computing `input op other` in float32.
 
     torch's CPU kernels for mul, div and floor_divide in a half type read a zero-dim
@@ -52,7 +55,7 @@ def _reads_scalar_in_float32(input, other, dtype) -> bool:
     )
 
 
-def _rounded(x, dtype):
+def rounded(x, dtype):
     """`x` in `dtype`; a number stays a number, but with the value `dtype` can hold
     (which matters once an op on half precision computes in float32)."""
     if is_tensor(x) or dtype not in (dtypes.float16, dtypes.bfloat16):
@@ -72,7 +75,7 @@ def _scaled(b, alpha):
 def add(input, other, *, alpha=1):
     """input + alpha * other"""
     dtype = result_type(input, other)
-    return _binary(prims.add, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
+    return binary(prims.add, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
 
 
 def _no_bool_subtraction(*operands) -> None:
@@ -87,7 +90,7 @@ def sub(input, other, *, alpha=1):
     """input - alpha * other"""
     _no_bool_subtraction(input, other)
     dtype = result_type(input, other)
-    return _binary(prims.sub, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
+    return binary(prims.sub, input, _scaled(convert(other, dtype), alpha), dtype=dtype)
 
 
 @symbol(torch.rsub, methods=("__rsub__",))
@@ -95,16 +98,16 @@ def rsub(input, other, *, alpha=1):
     """other - alpha * input"""
     _no_bool_subtraction(input, other)
     dtype = result_type(input, other)
-    return _binary(prims.sub, other, _scaled(convert(input, dtype), alpha), dtype=dtype)
+    return binary(prims.sub, other, _scaled(convert(input, dtype), alpha), dtype=dtype)
 
 
 @symbol(torch.mul, aliases=(torch.multiply,), methods=("mul", "multiply", "__mul__", "__rmul__"))
 def mul(input, other):
     """input * other"""
     dtype = result_type(input, other)
-    if _reads_scalar_in_float32(input, other, dtype):
-        return convert(_binary(prims.mul, input, other, dtype=dtypes.float32), dtype)
-    return _binary(prims.mul, input, other, dtype=dtype)
+    if reads_scalar_in_float32(input, other, dtype):
+        return convert(binary(prims.mul, input, other, dtype=dtypes.float32), dtype)
+    return binary(prims.mul, input, other, dtype=dtype)
 
 
 def _true_divide_dtype(a, b):
@@ -116,9 +119,9 @@ def _true_divide_dtype(a, b):
 def true_divide(input, other):
     """input / other, always in floating point"""
     dtype = _true_divide_dtype(input, other)
-    if _reads_scalar_in_float32(input, other, dtype):
-        return convert(_binary(prims.div, input, other, dtype=dtypes.float32), dtype)
-    return _binary(prims.div, input, other, dtype=dtype)
+    if reads_scalar_in_float32(input, other, dtype):
+        return convert(binary(prims.div, input, other, dtype=dtypes.float32), dtype)
+    return binary(prims.div, input, other, dtype=dtype)
 
 
 def _floor_divide_float(a, b):
@@ -151,52 +154,82 @@ def _floor_divide_int(a, b):
     return prims.where(wrong_sign, prims.sub(quotient, 1), quotient)
 
 
+def _division_operands(input, other, op: str):
+    """The operands of a rounding division in the dtype it computes in, and its result dtype.
+
+    torch computes half-precision floor and trunc division in float32 and rounds once at
+    the end, from operands rounded to the half type, except an `other` that is a number
+    or a zero-dim tensor of another dtype: the kernel reads that one in float32 unrounded.
+    """
+    if not (is_tensor(input) or is_tensor(other)):
+        raise ShapeError(f"{op} needs a tensor operand")
+    dtype = result_type(input, other)
+    if dtype.kind not in ("int", "float"):
+        raise ShapeError(f"{op} is not defined for {dtype.name}")
+    if dtype.kind == "int" and not is_tensor(other) and other == 0:
+        raise ShapeError("integer division by zero")
+    compute = compute_dtype(dtype)
+    unrounded = compute != dtype and (not is_tensor(other) or reads_scalar_in_float32(input, other, dtype))
+    a = convert(rounded(input, dtype), compute)
+    b = convert(other if unrounded else rounded(other, dtype), compute)
+    return (*broadcast_all(a, b), dtype)
+
+
 @symbol(torch.floor_divide, methods=("floor_divide", "__floordiv__"))
 def floor_divide(input, other):
     """input // other"""
-    if not (is_tensor(input) or is_tensor(other)):
-        raise ShapeError("floor_divide needs a tensor operand")
-    dtype = result_type(input, other)
-    if dtype.kind not in ("int", "float"):
-        raise ShapeError(f"floor_divide is not defined for {dtype.name}")
-    if dtype.kind == "int" and not is_tensor(other) and other == 0:
-        raise ShapeError("integer division by zero")
-    # torch computes half-precision floor division in float32 and rounds once at the end,
-    # from operands rounded to the half type, except an `other` that is a number or a
-    # zero-dim tensor of another dtype: the kernel reads that one in float32 unrounded.
-    compute = compute_dtype(dtype)
-    unrounded = compute != dtype and (not is_tensor(other) or _reads_scalar_in_float32(input, other, dtype))
-    a = convert(_rounded(input, dtype), compute)
-    b = convert(other if unrounded else _rounded(other, dtype), compute)
-    a, b = broadcast_all(a, b)
-    out = _floor_divide_float(a, b) if compute.is_float else _floor_divide_int(a, b)
+    a, b, dtype = _division_operands(input, other, "floor_divide")
+    out = _floor_divide_float(a, b) if dtype.is_float else _floor_divide_int(a, b)
     return convert(out, dtype)
 
 
-@symbol(torch.pow, methods=("pow", "__pow__"), autocast=_CUDA_FP32)
+def _trunc_divide(input, other):
+    return torch.div(input, other, rounding_mode="trunc")
+
+
+def _half_by_tensor(input, other) -> bool:
+    """Whether torch's half-precision trunc division reads memory layout: by a tensor of
+    one element (or a number) it divides in float32, otherwise in the half type, unless
+    that tensor is an expanded single element, which a trace cannot tell apart."""
+    dtype = result_type(input, other)
+    one_element = not is_tensor(other) or all(statically_equal(d, 1) for d in other.shape)
+    return dtype in (dtypes.float16, dtypes.bfloat16) and not one_element
+
+
+@symbol(_trunc_divide, name="trunc_divide")
+def trunc_divide(input, other):
+    """input / other rounded toward zero: torch.div(input, other, rounding_mode="trunc")"""
+    if _half_by_tensor(input, other):
+        raise ShapeError("half-precision trunc division by a tensor depends on its memory layout")
+    a, b, dtype = _division_operands(input, other, "trunc_divide")
+    quotient = prims.div(a, b)  # integer division truncates already
+    return convert(prims.trunc(quotient) if dtype.is_float else quotient, dtype)
+
+
+@symbol(torch.pow, methods=("pow", "__pow__"), autocast=CUDA_FP32)
 def pow(input, exponent):  # noqa: A001
     """input ** exponent"""
     dtype = result_type(input, exponent)
     if dtype.kind == "int" and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0:
         raise ShapeError("integers to negative integer powers are not allowed")
-    return _binary(prims.pow, input, exponent, dtype=dtype)
+    return binary(prims.pow, input, exponent, dtype=dtype)
 
 
 @symbol(torch.maximum, methods=("maximum",))
 def maximum(input, other):
     """elementwise max of two tensors"""
-    return _binary(prims.maximum, expect_tensor(input, "maximum"), expect_tensor(other, "maximum"))
+    return binary(prims.maximum, expect_tensor(input, "maximum"), expect_tensor(other, "maximum"))
 
 
 @symbol(torch.minimum, methods=("minimum",))
 def minimum(input, other):
     """elementwise min of two tensors"""
-    return _binary(prims.minimum, expect_tensor(input, "minimum"), expect_tensor(other, "minimum"))
+    return binary(prims.minimum, expect_tensor(input, "minimum"), expect_tensor(other, "minimum"))
 
 
 def _comparison(prim):
     def compare(input, other):
-        return _binary(prim, input, other)
+        return binary(prim, input, other)
 
     compare.__doc__ = f"input {prim.name} other, as bool"
     return compare
@@ -240,35 +273,40 @@ def abs(input):  # noqa: A001
     return prims.abs(input)
 
 
-def _float_unary(prim):
+def float_unary(prim):
     def apply(input):
         input = expect_tensor(input, prim.name)
         return prim(convert(input, float_dtype_for(input)))
 
     apply.__doc__ = f"{prim.name}(input), in floating point"
+    # The op belongs to the module declaring it, its family, not to this helper's.
+    apply.__module__ = sys._getframe(1).f_globals["__name__"]
     return apply
 
 
-exp = symbol(torch.exp, methods=("exp",), name="exp", autocast=_CUDA_FP32)(_float_unary(prims.exp))
-log = symbol(torch.log, methods=("log",), name="log", autocast=_CUDA_FP32)(_float_unary(prims.log))
-sin = symbol(torch.sin, methods=("sin",), name="sin")(_float_unary(prims.sin))
-cos = symbol(torch.cos, methods=("cos",), name="cos")(_float_unary(prims.cos))
-tanh = symbol(torch.tanh, aliases=(F.tanh,), methods=("tanh",), name="tanh")(_float_unary(prims.tanh))
-sqrt = symbol(torch.sqrt, methods=("sqrt",), name="sqrt")(_float_unary(prims.sqrt))
-rsqrt = symbol(torch.rsqrt, methods=("rsqrt",), name="rsqrt", autocast=_CUDA_FP32)(_float_unary(prims.rsqrt))
-erf = symbol(torch.erf, aliases=(torch.special.erf,), methods=("erf",), name="erf")(_float_unary(prims.erf))
-reciprocal = symbol(torch.reciprocal, methods=("reciprocal",), name="reciprocal", autocast=_CUDA_FP32)(
-    _float_unary(prims.reciprocal)
+exp = symbol(torch.exp, methods=("exp",), name="exp", autocast=CUDA_FP32)(float_unary(prims.exp))
+log = symbol(torch.log, methods=("log",), name="log", autocast=CUDA_FP32)(float_unary(prims.log))
+sin = symbol(torch.sin, methods=("sin",), name="sin")(float_unary(prims.sin))
+cos = symbol(torch.cos, methods=("cos",), name="cos")(float_unary(prims.cos))
+tanh = symbol(torch.tanh, aliases=(F.tanh,), methods=("tanh",), name="tanh")(float_unary(prims.tanh))
+sqrt = symbol(torch.sqrt, methods=("sqrt",), name="sqrt")(float_unary(prims.sqrt))
+rsqrt = symbol(torch.rsqrt, methods=("rsqrt",), name="rsqrt", autocast=CUDA_FP32)(float_unary(prims.rsqrt))
+erf = symbol(torch.erf, aliases=(torch.special.erf,), methods=("erf",), name="erf")(float_unary(prims.erf))
+reciprocal = symbol(torch.reciprocal, methods=("reciprocal",), name="reciprocal", autocast=CUDA_FP32)(
+    float_unary(prims.reciprocal)
 )
 
 
 @torch_form(torch.div, torch.divide, methods=("div", "divide"))
-def _div(input, other, *, rounding_mode=None):
+def div_rounding(input, other, *, rounding_mode=None):
+    """torch.div's three divisions: true, floor and trunc (the in-place div_ takes them too)."""
     if rounding_mode is None:
         return true_divide(input, other)
     if rounding_mode == "floor":
         return floor_divide(input, other)
-    return OPAQUE
+    if rounding_mode == "trunc":
+        return OPAQUE if _half_by_tensor(input, other) else trunc_divide(input, other)
+    raise ShapeError(f"div expects rounding_mode None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 
 @torch_form(methods=("__rtruediv__", "__rdiv__"))
@@ -319,7 +357,9 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise ShapeError("clamp needs at least one of min and max")
     dtype = result_type(input, min, max)
-    if dtype.kind in ("bool", "complex"):
+    # One tensor bound makes clamp a maximum or a minimum, which torch takes for bools too.
+    one_tensor_bound = (min is None) != (max is None) and is_tensor(max if min is None else min)
+    if dtype.kind == "complex" or (dtype.kind == "bool" and not one_tensor_bound):
         raise ShapeError(f"clamp is not defined for {dtype.name}")
     bounds = (None if bound is None else convert(bound, dtype) for bound in (min, max))
     x, low, high = broadcast_all(convert(input, dtype), *bounds)

@@ -1,5 +1,5 @@
 """Indexing ltorch symbols: getitem (basic and integer-tensor indexing), index_select,
-gather, take_along_dim, masked_fill, narrow.
+gather, take_along_dim, take, one_hot, masked_fill, narrow; and how values fill a tensor.
 
 Basic indexing (ints, slices, None, Ellipsis) becomes one `prims.slice` and one
 `prims.reshape`; integer index tensors then select with `prims.take`, after the
@@ -19,12 +19,14 @@ import torch
 
 from tracecli.core import dtypes
 from tracecli.core.dims import Dim, same_shape, statically_equal
+from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
+from tracecli.ops.torch_bridge import TO_TORCH
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 
@@ -183,7 +185,7 @@ def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[i
     return out, advanced
 
 
-def _wrapped(index: TensorValue, size: int, shape: tuple[int, ...]) -> TensorValue:
+def wrap_negative(index: TensorValue, size: int, shape: tuple[int, ...]) -> TensorValue:
     """`index` as int64 in [0, size) where it was in [-size, 0), broadcast to `shape`."""
     index = convert(index, dtypes.int64)
     index = prims.where(prims.lt(index, 0), prims.add(index, size), index)
@@ -194,7 +196,7 @@ def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]]) 
     positions = [p for p, _ in advanced]
     sizes = [view.shape[p] for p in positions]
     shape = broadcast_shapes(*(index.shape for _, index in advanced))
-    indices = [_wrapped(index, size, shape) for (_, index), size in zip(advanced, sizes, strict=True)]
+    indices = [wrap_negative(index, size, shape) for (_, index), size in zip(advanced, sizes, strict=True)]
     k = len(positions)
     if positions != list(range(positions[0], positions[0] + k)):
         # Advanced indices apart from each other put their result first (torch and numpy agree).
@@ -279,14 +281,27 @@ def index_select(input, dim, index):
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (for dim 0), shaped like index"""
     input, index = expect_tensor(input, "gather"), expect_tensor(index, "gather")
+    d = canonical_dim(dim, input.ndim)
+    if statically_equal(index.numel, 0):
+        # Nothing to read: torch checks neither the index's dtype nor its rank then.
+        return prims.full(index.shape, 0, device=input.device, dtype=input.dtype)
     if index.dtype not in _INDEX_DTYPES:
         raise ShapeError(f"gather needs an int32 or int64 index, got {index.dtype.name}")
-    return prims.gather(input, index, canonical_dim(dim, input.ndim))
+    if input.ndim + index.ndim == 1:
+        # A zero-dim tensor counts as one element beside a vector, as in torch.
+        out = prims.gather(_as_vector(input), _as_vector(index), 0)
+        return prims.reshape(out, ()) if index.ndim == 0 else out
+    return prims.gather(input, index, d)
+
+
+def _as_vector(x: TensorValue) -> TensorValue:
+    return prims.reshape(x, (1,)) if x.ndim == 0 else x
 
 
 @symbol(torch.take_along_dim, methods=("take_along_dim",))
 def take_along_dim(input, indices, dim=None):
-    """gather with input and indices broadcast against each other (flattened without dim)"""
+    """gather with input and indices broadcast against each other (flattened without dim);
+    along a dim the indices count modulo its size, as torch's do"""
     input, indices = expect_tensor(input, "take_along_dim"), expect_tensor(indices, "take_along_dim")
     if indices.dtype != dtypes.int64:
         raise ShapeError(f"take_along_dim needs int64 indices, got {indices.dtype.name}")
@@ -298,11 +313,52 @@ def take_along_dim(input, indices, dim=None):
         raise ShapeError(
             f"take_along_dim: input and indices need the same number of dimensions, got {input.ndim} and {indices.ndim}"
         )
+    if input.ndim == 0:
+        raise ShapeError("take_along_dim along a dim needs a tensor with dimensions, got a zero-dim one")
     d = canonical_dim(dim, input.ndim)
     others = broadcast_shapes(input.shape[:d] + input.shape[d + 1 :], indices.shape[:d] + indices.shape[d + 1 :])
     input = broadcast_to(input, others[:d] + input.shape[d : d + 1] + others[d:])
     indices = broadcast_to(indices, others[:d] + indices.shape[d : d + 1] + others[d:])
-    return prims.gather(input, indices, d)
+    return prims.gather(input, prims.remainder(indices, input.shape[d]), d)
+
+
+@symbol(torch.take, methods=("take",))
+def take(input, index):
+    """input read as a vector at index (negative indices from the end), shaped like index"""
+    input, index = expect_tensor(input, "take"), expect_tensor(index, "take")
+    if index.dtype != dtypes.int64:
+        raise ShapeError(f"take needs an int64 index, got {index.dtype.name}")
+    if input.dtype == dtypes.complex32:
+        raise ShapeError("take does not take complex32 tensors")  # torch's CPU kernel has none
+    flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
+    return prims.take(flat, wrap_negative(index, input.numel, index.shape), 0)
+
+
+def _one_hot(tensor, num_classes=-1):
+    if num_classes == -1:
+        raise ShapeError(
+            "torch.nn.functional.one_hot without num_classes: the number of classes depends on the values in its "
+            "input tensors (one more than the largest), which tracing does not have; pass num_classes"
+        )
+    return one_hot(tensor, num_classes)
+
+
+@symbol(torch.nn.functional.one_hot, adapter=_one_hot)
+def one_hot(tensor, num_classes):
+    """int64 vectors of num_classes with a 1 at each value's position (values checked
+    to lie in [0, num_classes) at run time, as torch does)"""
+    tensor = expect_tensor(tensor, "one_hot")
+    if tensor.dtype != dtypes.int64:
+        raise ShapeError(f"one_hot needs an int64 tensor, got {tensor.dtype.name}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, Dim)) or num_classes <= 0:
+        raise ShapeError(f"one_hot needs a positive int num_classes, got {num_classes!r}")
+    prims.check_all(prims.bitwise_and(prims.ge(tensor, 0), prims.lt(tensor, num_classes)))
+    shape = tensor.shape + (num_classes,)
+    values = prims.broadcast_in_dim(tensor, shape, tuple(range(tensor.ndim)))
+    classes = prims.broadcast_in_dim(
+        prims.iota(num_classes, 0, 1, device=tensor.device, dtype=dtypes.int64), shape, (tensor.ndim,)
+    )
+    return prims.convert_element_type(prims.eq(values, classes), dtypes.int64)
 
 
 @symbol(torch.masked_fill, methods=("masked_fill",))
@@ -313,14 +369,94 @@ def masked_fill(input, mask, value):
         raise ShapeError(f"masked_fill needs a bool mask, got {mask.dtype.name}")
     if is_tensor(value) and value.ndim:
         raise ShapeError(f"masked_fill takes a number or a zero-dim tensor as value, got shape {list(value.shape)}")
-    if not is_tensor(value):
-        if isinstance(value, complex) and not input.dtype.is_complex:
-            raise ShapeError(f"masked_fill cannot put a complex value into a {input.dtype.name} tensor")
-        if input.dtype.kind == "int" and isinstance(value, float) and not math.isfinite(value):
-            raise ShapeError(f"masked_fill cannot put {value} into a {input.dtype.name} tensor")
     shape = broadcast_shapes(input.shape, mask.shape)
-    value = broadcast_to(convert(value, input.dtype), shape)
+    value = broadcast_to(fill_value(value, input.dtype, "masked_fill"), shape)
     return prims.where(broadcast_to(mask, shape), value, broadcast_to(input, shape))
+
+
+# --- fill values: a number or zero-dim tensor written into a tensor ------------------------
+
+
+def _limits(dtype: DType) -> tuple[float, float]:
+    """The lowest and highest finite values of a dtype (a complex one: of its parts)."""
+    info = torch.iinfo(TO_TORCH[dtype]) if dtype.kind == "int" else torch.finfo(TO_TORCH[dtype])
+    return info.min, info.max
+
+
+def _unsigned(dtype: DType) -> bool:
+    return dtype.kind == "int" and _limits(dtype)[0] == 0
+
+
+def _number_fits(value, dtype: DType) -> bool:
+    """Whether torch converts the number into dtype, by c10's overflow rule: finite values
+    within the dtype's range (infinities and NaN only into floats), negative ints into
+    unsigned ones down to -max (they wrap), anything into bool."""
+    if dtype.kind == "bool" or isinstance(value, bool):
+        return True
+    lowest, highest = _limits(dtype)
+    for part in (value.real, value.imag) if isinstance(value, complex) else (value,):
+        if isinstance(part, float) and not math.isfinite(part):
+            if dtype.kind == "int":
+                return False
+        elif isinstance(part, int) and part < 0 and _unsigned(dtype):
+            if -part > highest:
+                return False
+        elif not lowest <= part <= highest:
+            return False
+    return True
+
+
+def _range_within(source: DType, dtype: DType) -> bool:
+    """Whether every value of `source` converts into `dtype` without overflow."""
+    if dtype.kind == "bool" or source.kind == "bool":
+        return True
+    if source.is_inexact and dtype.kind == "int":
+        return False  # infinities and NaN
+    low, high = _limits(source)
+    lowest, highest = _limits(dtype)
+    if _unsigned(dtype) and source.kind == "int":
+        lowest = -highest
+    return lowest <= low and high <= highest
+
+
+def _tensor_fits(value: TensorValue, dtype: DType) -> TensorValue:
+    """A bool zero-dim tensor: whether the value converts into dtype without overflow
+    (what eager checks when it reads the value to fill with)."""
+    lowest, highest = _limits(dtype)
+    if value.dtype.kind == "int":
+        v = convert(value, dtypes.int64)
+        if _unsigned(dtype):
+            lowest = -highest
+        return prims.bitwise_and(prims.ge(v, int(lowest)), prims.le(v, int(highest)))
+    v = convert(value, dtypes.float64)  # compared in double, as c10 does
+    if dtype.kind == "int":
+        return prims.bitwise_and(prims.ge(v, float(lowest)), prims.le(v, float(highest)))
+    magnitude = prims.abs(v)
+    finite_in_range = prims.le(magnitude, float(highest))
+    return prims.bitwise_or(finite_in_range, prims.bitwise_or(prims.eq(magnitude, math.inf), prims.ne(v, v)))
+
+
+def fill_value(value, dtype: DType, op: str):
+    """A number or zero-dim tensor to fill part of a `dtype` tensor with, converted as
+    eager converts it; refused where eager refuses it (a complex value into a real
+    tensor, a number out of the dtype's range), and a zero-dim tensor that may hold such
+    a value is checked at run time, as eager checks the value it reads."""
+    if is_tensor(value):
+        if value.dtype.is_complex and not dtype.is_complex:
+            raise ShapeError(f"{op} cannot put a complex value into a {dtype.name} tensor")
+        if not _range_within(value.dtype, dtype):
+            if value.dtype.is_complex:
+                raise ShapeError(f"{op} with a {value.dtype.name} value for a {dtype.name} tensor is not traced; "
+                                 f"convert the value to {dtype.name} first")
+            prims.check_all(_tensor_fits(value, dtype))
+        return convert(value, dtype)
+    if not isinstance(value, (bool, int, float, complex, Dim)):
+        raise ShapeError(f"{op} takes a number or a zero-dim tensor as value, got {type(value).__name__}")
+    if isinstance(value, complex) and not dtype.is_complex:
+        raise ShapeError(f"{op} cannot put a complex value into a {dtype.name} tensor")
+    if not isinstance(value, Dim) and not _number_fits(value, dtype):
+        raise ShapeError(f"{op}: value {value!r} cannot be converted to {dtype.name} without overflow")
+    return convert(value, dtype)
 
 
 def _narrow(input, dim, start, length):

@@ -17,7 +17,7 @@ from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch import elementwise
+from tracecli.ops.ltorch import elementwise, elementwise_binary, logical
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, torch_form
 from tracecli.ops.ltorch.indexing import assignment, indexed_shape, whole_bounds
 from tracecli.ops.promotion import ShapeError, result_type
@@ -55,6 +55,27 @@ def written_in_place(self, result, op: str):
     return copy_(self, result)
 
 
+# Python's augmented operators whose method is no `<op>_` twin (`x &= m`, `x %= 3`): the
+# out-of-place op, written into the tensor as every in-place twin is.
+_AUGMENTED = {
+    "__iand__": logical.bitwise_and, "__ior__": logical.bitwise_or, "__ixor__": logical.bitwise_xor,
+    "__ilshift__": logical.bitwise_left_shift, "__irshift__": logical.bitwise_right_shift,
+    "__imod__": elementwise_binary.remainder,
+}
+
+
+def _augmented(method: str, op):
+    def adapter(self, other):
+        return written_in_place(self, op(self, other), method)
+
+    adapter.__name__ = f"_{method.strip('_')}"
+    return adapter
+
+
+for _method, _op in _AUGMENTED.items():
+    torch_form(methods=(_method,))(_augmented(_method, _op))
+
+
 def _add_(self, other, *, alpha=1):
     return self.add_(other, alpha=alpha)
 
@@ -86,7 +107,10 @@ def mul_(self, other):
 
 @torch_form(methods=("div_",))
 def _div_method(self, other, *, rounding_mode=None):
-    return div_(self, other) if rounding_mode is None else OPAQUE
+    if rounding_mode is None:
+        return div_(self, other)
+    result = elementwise.div_rounding(self, other, rounding_mode=rounding_mode)
+    return OPAQUE if result is OPAQUE else written_in_place(self, result, "div_")
 
 
 @symbol(torch.Tensor.div_, methods=("__itruediv__", "__idiv__"), tags=(Tag.INPLACE,), name="div_")

@@ -1,5 +1,7 @@
-"""Data-movement ltorch symbols: split, chunk, unbind, stack, unflatten, repeat,
-repeat_interleave, diff, and the triangle masks triu/tril."""
+"""Data-movement ltorch symbols: split (and tensor_split, hsplit, ... through it), chunk,
+unbind, stack, unflatten, repeat (and tile), repeat_interleave, diff, the triangle masks
+triu/tril and indices triu_indices/tril_indices, flip, roll, rot90 and take. The joins
+of several tensors into a new one are in movement_joins.py."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -9,15 +11,16 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
-from tracecli.core.dims import same_shape
+from tracecli.core.dims import Dim, exact_div, known, same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import convert, expect_tensor, pieces_of, shape_arg, symbol, torch_form
-from tracecli.ops.ltorch.indexing import slice_along
+from tracecli.ops.ltorch.indexing import getitem, slice_along
 from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
+from tracecli.ops.torch_bridge import to_device, to_dtype
 
 
 def _dim_of(input, dim, op: str) -> int:
@@ -122,7 +125,13 @@ def _repeat_method(self, *sizes):
     return repeat(self, *shape_arg(sizes))
 
 
-@symbol(torch.Tensor.repeat)
+def _repeat_impl(input, *sizes):
+    # The sizes as one tuple: `Tensor.repeat(x)` with no sizes (a zero-dim x repeated
+    # `()` times, as `x.repeat(())` or `x.tile(())` asks) is an error in torch.
+    return input.repeat(sizes)
+
+
+@symbol(_repeat_impl, name="repeat")
 def repeat(input, *sizes):
     """input tiled sizes[i] times along each dimension (new leading ones too)"""
     input = expect_tensor(input, "repeat")
@@ -206,7 +215,13 @@ def tril(input, diagonal=0):
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """differences of neighbours along dim, n times (after prepend/append)"""
     input = expect_tensor(input, "diff")
+    if input.ndim == 0:
+        raise ShapeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise ShapeError(f"diff: order must be non-negative but got {n}")
     d = canonical_dim(dim, input.ndim)
+    if n == 0:
+        return prims.clone(input)  # torch ignores prepend and append then, and still copies
     parts = [t for t in (prepend, input, append) if t is not None]
     if len(parts) > 1:
         dtype = result_type(*parts)
@@ -226,4 +241,248 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         end[d] = size
         second = prims.slice(x, tuple(start), tuple(end))
         x = prims.ne(second, first) if x.dtype == dtypes.bool8 else prims.sub(second, first)
-    return x
+    return prims.clone(x) if x is input else x  # an empty input: still a copy
+
+
+# --- the other spellings of split ------------------------------------------------------------
+
+
+@torch_form(torch.split_with_sizes, torch.unsafe_split, torch.unsafe_split_with_sizes,
+            methods=("split_with_sizes", "unsafe_split", "unsafe_split_with_sizes"))
+def _split_with_sizes(input, split_sizes=None, dim=0, *, split_size=None):
+    # The "unsafe" spellings differ from split only for autograd: the pieces are views.
+    return _split(input, split_sizes, dim, split_size=split_size)
+
+
+@torch_form(torch.tensor_split, methods=("tensor_split",))
+def _tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                  tensor_indices_or_sections=None):
+    spec = _given(indices_or_sections, sections, indices, tensor_indices_or_sections)
+    input = expect_tensor(input, "tensor_split")
+    if input.ndim == 0:
+        raise ShapeError("tensor_split expects a tensor with at least one dimension")
+    return _split_at(input, canonical_dim(dim, input.ndim), spec, "tensor_split")
+
+
+@torch_form(torch.hsplit, methods=("hsplit",))
+def _hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    return _split_along(input, 0 if input.ndim == 1 else 1, 1, _given(indices_or_sections, sections, indices), "hsplit")
+
+
+@torch_form(torch.vsplit, methods=("vsplit",))
+def _vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    return _split_along(input, 0, 2, _given(indices_or_sections, sections, indices), "vsplit")
+
+
+@torch_form(torch.dsplit, methods=("dsplit",))
+def _dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    return _split_along(input, 2, 3, _given(indices_or_sections, sections, indices), "dsplit")
+
+
+def _given(*alternatives):
+    """The one of torch's alternative parameters (sections=, indices=, ...) that was given."""
+    return next((v for v in alternatives if v is not None), None)
+
+
+def _split_along(input, d: int, least: int, spec, op: str):
+    """hsplit/vsplit/dsplit: tensor_split along a fixed dimension, whose size a number of
+    sections must divide."""
+    input = expect_tensor(input, op)
+    if input.ndim < least:
+        raise ShapeError(f"torch.{op} needs a tensor with at least {least} dimensions, got {input.ndim}")
+    if isinstance(spec, int) and (spec <= 0 or input.shape[d] % spec != 0):
+        raise ShapeError(f"torch.{op} attempted to split along dimension {d}, but its size {input.shape[d]} "
+                         f"is not divisible by {spec}")
+    return _split_at(input, d, spec, op, even=True)
+
+
+def _split_at(input, d: int, spec, op: str, even: bool = False):
+    """tensor_split's pieces: `spec` sections, the first size % spec of them one longer
+    (all equal when `even`, as the caller checked), or cuts at the indices given (Python's
+    slice rules: negative from the end, clamped)."""
+    if isinstance(spec, TensorValue):
+        raise ShapeError(f"{op} with a tensor of indices or sections cuts where the tensor's values say, which a "
+                         "trace does not have; pass ints (or a list of ints)")
+    n = input.shape[d]
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise ShapeError(f"{op}: the number of sections must be positive, got {spec}")
+        if even or known("==", n % spec, 0):
+            sizes = [exact_div(n, spec)] * spec
+        else:
+            sizes = [(n + spec - 1 - i) // spec for i in range(spec - 1)]
+            sizes.append(n - sum(sizes))  # n // spec, said so that the sizes add up to n as they stand
+        return split(input, sizes, d)
+    if not isinstance(spec, (list, tuple)) or not all(isinstance(i, (int, Dim)) for i in spec):
+        raise ShapeError(f"{op} takes a number of sections or a sequence of indices, got {spec!r}")
+    cuts = [0, *(_clamped(i, n) for i in spec), n]
+    if all(a <= b for a, b in zip(cuts, cuts[1:], strict=False)):
+        return split(input, [b - a for a, b in zip(cuts, cuts[1:], strict=False)], d)
+    # Cuts out of order give pieces that overlap or skip elements: each its own slice.
+    return tuple(getitem(input, (slice(None),) * d + (slice(a, b),)) for a, b in zip(cuts, cuts[1:], strict=False))
+
+
+def _clamped(index, n):
+    index = index + n if index < 0 else index
+    return 0 if index < 0 else (n if index > n else index)
+
+
+# --- flip, roll, rot90, tile -----------------------------------------------------------------
+
+
+@symbol(torch.flip)
+def flip(input, dims):
+    """input with its elements in reverse order along each of dims"""
+    input = expect_tensor(input, "flip")
+    canonical = tuple(canonical_dim(d, input.ndim) for d in shape_arg((dims,)))
+    if len(set(canonical)) != len(canonical):
+        raise ShapeError(f"flip: a dimension appears more than once in {list(dims)}")
+    if input.ndim == 0 or not canonical:
+        return prims.clone(input)  # nothing to reverse, but still a copy
+    return prims.flip(input, tuple(sorted(canonical)))
+
+
+@torch_form(methods=("flip",))
+def _flip_method(self, *varargs, dims=None):
+    return flip(self, shape_arg(varargs if dims is None else (dims,)))
+
+
+@torch_form(torch.fliplr, methods=("fliplr",))
+def _fliplr(input):
+    if input.ndim < 2:
+        raise ShapeError(f"fliplr needs a tensor with at least 2 dimensions, got {input.ndim}")
+    return flip(input, (1,))
+
+
+@torch_form(torch.flipud, methods=("flipud",))
+def _flipud(input):
+    if input.ndim < 1:
+        raise ShapeError("flipud needs a tensor with at least 1 dimension")
+    return flip(input, (0,))
+
+
+@symbol(torch.roll, methods=("roll",))
+def roll(input, shifts, dims=None):
+    """input's elements shifted cyclically along dims (along the flattened input without dims)"""
+    input = expect_tensor(input, "roll")
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (() if dims is None else (dims,))
+    if not dims:
+        if len(shifts) != 1:
+            raise ShapeError(f"roll: shifts and dimensions must align, got {len(shifts)} shifts and no dims")
+        flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
+        out = _roll_along(flat, shifts[0], 0)
+        out = out if out.ndim == input.ndim else prims.reshape(out, input.shape)
+    else:
+        if len(shifts) != len(dims):
+            raise ShapeError(f"roll: shifts and dimensions must align, got {len(shifts)} shifts and {len(dims)} dims")
+        if input.ndim == 0:
+            raise ShapeError("roll: a zero-dim tensor has no dimension to roll along; leave dims out")
+        out = input
+        for shift, dim in zip(shifts, dims, strict=True):
+            out = _roll_along(out, shift, canonical_dim(dim, input.ndim))
+    return prims.clone(input) if out is input else out
+
+
+def _roll_along(x, shift, d: int):
+    """x rolled by `shift` along d: its last `shift` elements (modulo the size) first."""
+    n = x.shape[d]
+    if known("==", n, 0):
+        return x
+    # A shift within one turn needs no remainder, which would stay in a symbolic trace.
+    if known("<=", 0, shift) and known("<", shift, n):
+        s = shift
+    elif known("<", shift, 0) and known("<", -shift, n):
+        s = n + shift
+    else:
+        s = shift % n
+    if known("==", s, 0):
+        return x
+    return prims.cat([slice_along(x, d, n - s, n, always=True), slice_along(x, d, 0, n - s, always=True)], d)
+
+
+@symbol(torch.rot90, methods=("rot90",))
+def rot90(input, k=1, dims=(0, 1)):
+    """input turned k quarter turns in the plane of dims, from the first towards the second"""
+    input = expect_tensor(input, "rot90")
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise ShapeError(f"rot90 needs two dims, got {len(dims)}")
+    if input.ndim < 2:
+        raise ShapeError(f"rot90 needs a tensor with at least 2 dimensions, got {input.ndim}")
+    d0, d1 = canonical_dim(dims[0], input.ndim), canonical_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise ShapeError(f"rot90 needs two different dims, got {list(dims)}")
+    swap = list(range(input.ndim))
+    swap[d0], swap[d1] = d1, d0
+    k %= 4
+    if k == 1:
+        return prims.transpose(prims.flip(input, (d1,)), tuple(swap))
+    if k == 2:
+        return prims.flip(input, tuple(sorted((d0, d1))))
+    if k == 3:
+        return prims.transpose(prims.flip(input, (d0,)), tuple(swap))
+    return prims.clone(input)
+
+
+@torch_form(torch.tile, methods=("tile",))
+def _tile(input, *counts, dims=None):
+    dims = shape_arg(counts if dims is None else (dims,))
+    # Fewer counts than dimensions: the leading dimensions are repeated once.
+    return repeat(input, *((1,) * (input.ndim - len(dims)) + dims))
+
+
+# --- triangle indices ------------------------------------------------------------------------
+
+
+def _indices_form(sym, row, col, offset, dtype, device, layout):
+    if layout not in (None, torch.strided) or not all(isinstance(v, int) for v in (row, col, offset)):
+        return OPAQUE  # sparse layouts; symbolic sizes, whose count of pairs would be a guess
+    return sym(row, col, offset, dtype=dtype, device=device)
+
+
+def _triangle_indices(row, col, offset, dtype, device, upper: bool):
+    """The (row, column) pairs of the upper (or lower) triangle of a row x col matrix, in
+    row-major order, as a 2 x count tensor."""
+    op = "triu_indices" if upper else "tril_indices"
+    dtype, device = to_dtype(dtype) if dtype is not None else dtypes.int64, to_device(device)
+    if dtype not in (dtypes.int32, dtypes.int64):
+        raise ShapeError(f"{op} makes int32 or int64 indices, not {dtype.name}")
+    if row < 0 or col < 0:
+        raise ShapeError(f"{op}: row and col must be non-negative, got {row} and {col}")
+    widths = (col - max(0, i + offset) if upper else min(col, i + offset + 1) for i in range(row))
+    count = sum(max(0, w) for w in widths)
+    if count == 0:
+        return prims.full((2, 0), 0, device=device, dtype=dtype)
+    r = prims.broadcast_in_dim(prims.iota(row, 0, 1, device=device, dtype=dtypes.int64), (row, col), (0,))
+    c = prims.broadcast_in_dim(prims.iota(col, 0, 1, device=device, dtype=dtypes.int64), (row, col), (1,))
+    r, c = prims.reshape(r, (row * col,)), prims.reshape(c, (row * col,))
+    # (i, j) is in the triangle when j - i >= offset (upper) or <= offset (lower).
+    distance = prims.sub(c, r)
+    inside = prims.ge(distance, offset) if upper else prims.le(distance, offset)
+    # A stable sort of the "outside" flags lists the positions inside first, in row-major order.
+    outside = prims.convert_element_type(prims.logical_not(inside), dtypes.int64)
+    _, order = prims.sort(outside, 0, False, True)
+    positions = prims.slice(order, (0,), (count,))
+    pairs = prims.cat([prims.reshape(prims.take(v, positions, 0), (1, count)) for v in (r, c)], 0)
+    return convert(pairs, dtype)
+
+
+def _tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
+    return _indices_form(tril_indices, row, col, offset, dtype, device, layout)
+
+
+def _triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
+    return _indices_form(triu_indices, row, col, offset, dtype, device, layout)
+
+
+@symbol(torch.tril_indices, adapter=_tril_indices)
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """the (row, column) pairs on and below diagonal `offset` of a row x col matrix, row by row"""
+    return _triangle_indices(row, col, offset, dtype, device, upper=False)
+
+
+@symbol(torch.triu_indices, adapter=_triu_indices)
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """the (row, column) pairs on and above diagonal `offset` of a row x col matrix, row by row"""
+    return _triangle_indices(row, col, offset, dtype, device, upper=True)

@@ -1,6 +1,7 @@
 """Neural-network ltorch symbols: embedding, dropout and the normalisations (layer_norm,
-rms_norm, batch_norm, group_norm). Attention, convolution, pooling and losses live in
-their own modules; padding is a shape op."""
+rms_norm, batch_norm, group_norm, instance_norm, local_response_norm, normalize).
+Attention, convolution, pooling and losses live in their own modules; padding is a
+shape op."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -13,19 +14,25 @@ import torch
 import torch.nn.functional as F
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, exact_div
+from tracecli.core.dims import Dim, exact_div, statically_equal
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
+from tracecli.ops.forms import OPAQUE
+from tracecli.ops.ltorch import elementwise as ew
 from tracecli.ops.ltorch._base import (
     compute_dtype,
     convert,
     divisor,
     expect_tensor,
+    is_tensor,
     keepdim_broadcast,
     symbol,
     torch_form,
 )
+from tracecli.ops.ltorch.pooling import avg_pool2d, avg_pool3d
+from tracecli.ops.ltorch.reductions_norms import vector_norm
+from tracecli.ops.ltorch.shapes import pad
 from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import ShapeError
 
@@ -229,10 +236,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ShapeError(f"batch_norm expects more than 1 value per channel when training, got {list(input.shape)}")
         mean = prims.div(prims.sum(x, dims), divisor(count))
-        invstd = prims.reciprocal(prims.sqrt(prims.add(prims.var(x, dims, 0.0), float(eps))))
         # The kernel keeps the batch statistics in the parameters' dtype: the input's,
         # unless float32 parameters accompany a half-precision input.
         stats = wide if any(p is not None and p.dtype != input.dtype for p in (weight, bias)) else input.dtype
+        if stats != dtypes.bfloat16:
+            variance = prims.var(x, dims, 0.0)
+        else:
+            # For bfloat16 it rounds each channel's sum of squared deviations to that dtype
+            # too, before dividing by the count (not for float16).
+            centered = prims.sub(x, keepdim_broadcast(mean, x, dims))
+            squares = convert(convert(prims.sum(prims.mul(centered, centered), dims), stats), wide)
+            variance = prims.div(squares, divisor(count))
+        invstd = prims.reciprocal(prims.sqrt(prims.add(variance, float(eps))))
         mean, invstd = (convert(convert(s, stats), wide) for s in (mean, invstd))
     else:
         if running_mean is None or running_var is None:
@@ -319,3 +334,93 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 @torch_form(torch.layer_norm)
 def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+# --- instance_norm, local_response_norm, normalize ----------------------------------------------
+
+
+def _repeated(param, times):
+    """A per-channel parameter repeated for each of `times` samples: (c,) -> (times * c,)."""
+    if param is None:
+        return None
+    (c,) = param.shape
+    return prims.reshape(prims.broadcast_in_dim(param, (times, c), (1,)), (times * c,))
+
+
+def _instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                   momentum=0.1, eps=1e-05):
+    if running_mean is not None or running_var is not None:
+        # torch writes the running statistics back (even outside training): left to it.
+        return OPAQUE
+    return instance_norm(input, weight=weight, bias=bias, use_input_stats=use_input_stats, momentum=momentum, eps=eps)
+
+
+@symbol(F.instance_norm, adapter=_instance_norm)
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-05):
+    """each channel of each sample normalised by its own mean and variance, then weight + bias per channel
+
+    With running statistics it stays a torch call: torch writes them back."""
+    input = expect_float(input, "instance_norm")
+    if running_mean is not None or running_var is not None:
+        raise ShapeError("instance_norm with running statistics is left to torch, which writes them back")
+    if not use_input_stats:
+        raise ShapeError("instance_norm: expected running_mean and running_var to be defined when use_input_stats "
+                         "is false")
+    if input.ndim < 2 or statically_equal(math.prod(input.shape[2:]), 1):
+        raise ShapeError(f"instance_norm: expected more than 1 spatial element when training, got input size "
+                         f"{list(input.shape)}")
+    batch, channels = input.shape[:2]
+    for p in (weight, bias):
+        if p is not None and expect_tensor(p, "instance_norm").shape != (channels,):
+            raise ShapeError(f"instance_norm: weight and bias must have shape [{channels}], got {list(p.shape)}")
+    if statically_equal(input.numel, 0):
+        return input
+    # torch's own reduction: each (sample, channel) a channel of one batch-norm sample.
+    grouped = prims.reshape(input, (1, batch * channels) + input.shape[2:])
+    out = batch_norm(grouped, None, None, _repeated(weight, batch), _repeated(bias, batch), True, momentum, eps)
+    return prims.reshape(out, input.shape)
+
+
+@torch_form(torch.instance_norm)
+def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                         cudnn_enabled):
+    return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+@symbol(F.local_response_norm)
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input² over `size` neighbouring channels) ** beta"""
+    input = expect_tensor(input, "local_response_norm")
+    if input.ndim < 3:
+        raise ShapeError(f"local_response_norm: expected 3D or higher dimensionality input, got {input.ndim} "
+                         "dimensions")
+    if statically_equal(input.numel, 0):
+        return input
+    # torch's own composition: the channels, zero-padded, are pooled as the height of one
+    # image (one volume beyond 3-D) per sample; autocast meets each op as in eager.
+    batch, channels = input.shape[:2]
+    squares = ew.mul(input, input)
+    if input.ndim == 3:
+        grid = prims.reshape(squares, (batch, 1) + input.shape[1:])
+        windows = avg_pool2d(pad(grid, (0, 0, size // 2, (size - 1) // 2)), (size, 1), stride=1)
+    else:
+        grid = prims.reshape(squares, (batch, 1, channels, input.shape[2], math.prod(input.shape[3:])))
+        windows = avg_pool3d(pad(grid, (0, 0, 0, 0, size // 2, (size - 1) // 2)), (size, 1, 1), stride=1)
+    scale = ew.pow(ew.add(ew.mul(prims.reshape(windows, input.shape), alpha), k), beta)
+    return ew.true_divide(input, scale)
+
+
+def _normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if isinstance(p, str) or (is_tensor(input) and input.dtype.is_complex):
+        return OPAQUE  # torch.norm's matrix orders, and complex norms: torch's
+    return normalize(input, p, dim, eps)
+
+
+@symbol(F.normalize, adapter=_normalize)
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(its p-norm along dim, eps)"""
+    input = expect_tensor(input, "normalize")
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    norms = vector_norm(input, 2.0 if p is None else p, dims, True)
+    return ew.true_divide(input, ew.clamp(norms, min=eps))

@@ -1,5 +1,6 @@
 """Selection by value: max/min along a dim (values and indices), argmax/argmin,
-sort/argsort, topk.
+sort/argsort (and msort), topk; searchsorted, bucketize and histc (where values fall among others);
+nonzero_static (the indices of a fixed number of nonzero elements).
 
 Where torch returns a named tuple (`torch.return_types.max`, ...), so do these
 decompositions: the tracer hands user code the same type, so `.values` and
@@ -14,12 +15,13 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import Dim, statically_equal
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, keepdim_reshape, symbol
+from tracecli.ops.ltorch._base import ALL, convert, expect_tensor, is_tensor, keepdim_reshape, symbol, torch_form
 from tracecli.ops.ltorch.elementwise import maximum, minimum
-from tracecli.ops.promotion import ShapeError, canonical_dim
+from tracecli.ops.promotion import ShapeError, canonical_dim, result_type
 
 
 def _orderable(input, op: str):
@@ -40,9 +42,9 @@ def _extremum(input, dim, keepdim, values_prim, index_prim, kind, op: str):
     return kind((values, indices))
 
 
-def _extremum_form(binary, name: str):
-    """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices);
-    the full reduction max(a) is left to torch."""
+def _extremum_form(binary, name: str, everything: str):
+    """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices),
+    and max(a), the value over all elements, is amax(a)."""
 
     def adapter(input, dim=None, keepdim=False, *, other=None):
         if isinstance(dim, TensorValue):
@@ -50,20 +52,20 @@ def _extremum_form(binary, name: str):
         if other is not None:
             return binary(input, other) if isinstance(other, TensorValue) else OPAQUE
         if dim is None:
-            return OPAQUE
+            return OPAQUE if keepdim else ALL[everything](_orderable(input, name))
         return ALL[name](input, dim, keepdim)
 
     adapter.__name__ = f"_{name}"
     return adapter
 
 
-@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max"), name="max")
+@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max", "amax"), name="max")
 def max_(input, dim, keepdim=False):
     """(values, indices) of the maximum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amax, prims.argmax, torch.return_types.max, "max")
 
 
-@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min"), name="min")
+@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min", "amin"), name="min")
 def min_(input, dim, keepdim=False):
     """(values, indices) of the minimum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amin, prims.argmin, torch.return_types.min, "min")
@@ -118,6 +120,12 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     return prims.sort(input, canonical_dim(dim, input.ndim), bool(descending), bool(stable))[1]
 
 
+@torch_form(torch.msort, methods=("msort",))
+def _msort(input):
+    # The values of a sort along the first dim: which equal element lands where is unseen.
+    return sort(input, 0).values
+
+
 @symbol(torch.topk, methods=("topk",))
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the k largest (or smallest) along dim"""
@@ -126,3 +134,100 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise ShapeError("topk does not support bool input")
     values, indices = prims.topk(input, k, canonical_dim(dim, input.ndim), bool(largest), bool(sorted))
     return torch.return_types.topk((values, indices))
+
+
+# --- searching sorted values ----------------------------------------------------------------
+
+
+def _searchable(sorted_sequence: TensorValue, values, op: str) -> tuple[TensorValue, TensorValue]:
+    """The sequence and the values in the dtype torch compares them in (a number counts
+    as a zero-dim tensor of its kind), the values a tensor."""
+    dtype = result_type(sorted_sequence, values)
+    if dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"{op} does not compare {dtype.name} values")
+    if not is_tensor(values):
+        if sorted_sequence.ndim != 1:
+            raise ShapeError(f"{op}: a number is searched for only in a one-dimensional sequence")
+        values = prims.full((), values, device=sorted_sequence.device, dtype=dtype)
+    return convert(sorted_sequence, dtype), convert(values, dtype)
+
+
+@symbol(torch.searchsorted)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """where each value would go in the sorted last dimension of sorted_sequence (after
+    equal elements if right or side='right'; sorted by sorter's indices if given)"""
+    sorted_sequence = expect_tensor(sorted_sequence, "searchsorted")
+    if side not in (None, "left", "right"):
+        raise ShapeError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side == "left" and right:
+        raise ShapeError("searchsorted: side='left' contradicts right=True")
+    if sorter is not None:
+        sorter = expect_tensor(sorter, "searchsorted")
+        if sorter.dtype != dtypes.int64 or sorter.shape != sorted_sequence.shape:
+            raise ShapeError(f"searchsorted: sorter must be int64 and shaped as the sequence "
+                             f"{list(sorted_sequence.shape)}, got {sorter.dtype.name}{list(sorter.shape)}")
+        # The sequence in sorter's order: the same elements the search would read through it.
+        sorted_sequence = prims.gather(sorted_sequence, sorter, sorted_sequence.ndim - 1)
+    sequence, values = _searchable(sorted_sequence, input, "searchsorted")
+    out = prims.searchsorted(sequence, values, bool(right) or side == "right")
+    return convert(out, dtypes.int32) if out_int32 else out
+
+
+@symbol(torch.bucketize)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """the index of the bucket of boundaries each value falls in: searchsorted(boundaries,
+    input, right=right)"""
+    boundaries = expect_tensor(boundaries, "bucketize")
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize needs one-dimensional boundaries, got {boundaries.ndim} dimensions")
+    sequence, values = _searchable(boundaries, input, "bucketize")
+    out = prims.searchsorted(sequence, values, bool(right))
+    return convert(out, dtypes.int32) if out_int32 else out
+
+
+@symbol(torch.histc, methods=("histc",))
+def histc(input, bins=100, min=0, max=0):
+    """how many elements fall in each of `bins` equal bins over [min, max] (over the
+    elements' own range when min == max); values outside are not counted"""
+    input = expect_tensor(input, "histc")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (min, max)):
+        raise ShapeError(f"histc takes numbers as min and max, got {min!r} and {max!r}")
+    return prims.histc(input, bins, float(min), float(max))
+
+
+# --- the indices of nonzero elements, a fixed number of them --------------------------------------
+
+
+@symbol(torch.nonzero_static, methods=("nonzero_static",))
+def nonzero_static(input, *, size, fill_value=-1):
+    """the indices of the first `size` nonzero elements (row-major), one row each, then
+    rows of fill_value: shape (size, input.ndim)"""
+    input = expect_tensor(input, "nonzero_static")
+    if isinstance(size, bool) or not isinstance(size, (int, Dim)) or size < 0:
+        raise ShapeError(f"nonzero_static needs a non-negative int size, got {size!r}")
+    if isinstance(fill_value, bool) or not isinstance(fill_value, int):
+        raise ShapeError(f"nonzero_static takes an int fill_value, got {fill_value!r}")
+    device = input.device
+    if input.ndim == 0 or statically_equal(input.numel, 0):
+        return prims.full((size, input.ndim), fill_value, device=device, dtype=dtypes.int64)
+    n = input.numel
+    flat = prims.reshape(input, (n,)) if input.ndim != 1 else input
+    nonzero = flat if flat.dtype == dtypes.bool8 else prims.ne(flat, 0)
+    count = prims.cumsum(convert(nonzero, dtypes.int64), 0)
+    # The k-th nonzero element goes to row k - 1, while k <= size; the others to a spare
+    # row past the end, dropped.
+    row = prims.where(prims.bitwise_and(nonzero, prims.le(count, size)), prims.sub(count, 1), size)
+    unfilled = prims.full((size + 1,), -1, device=device, dtype=dtypes.int64)
+    positions = prims.iota(n, 0, 1, device=device, dtype=dtypes.int64)
+    found = prims.slice(prims.scatter(unfilled, row, positions, 0), (0,), (size,))
+    # Each flat position as one index per dimension, innermost last.
+    columns, stride = [], 1
+    for d in reversed(range(input.ndim)):
+        index = found if stride == 1 else prims.div(found, stride)
+        if d:
+            index = prims.remainder(index, input.shape[d])
+        columns.insert(0, prims.reshape(index, (size, 1)))
+        stride = stride * input.shape[d]
+    indices = columns[0] if len(columns) == 1 else prims.cat(columns, 1)
+    missing = prims.broadcast_in_dim(prims.lt(found, 0), (size, input.ndim), (0,))
+    return prims.where(missing, fill_value, indices)

@@ -1,4 +1,6 @@
-"""Shape operations: reshape/view, permute, transpose, unsqueeze, squeeze, expand, cat, pad."""
+"""Shape operations: reshape/view, permute, transpose, unsqueeze, squeeze, expand (and
+broadcast_tensors, meshgrid through it), cat, ravel, the views that pick elements
+(select, diagonal, unfold), diag, diag_embed, diagflat, narrow_copy, and pad."""
 
 # Parameters keep torch's names (`input`, ...) so that calls by keyword mean the same.
 # ruff: noqa: A001, A002
@@ -10,14 +12,17 @@ import math
 import torch
 import torch.nn.functional as F
 
+from tracecli.core import dtypes
 from tracecli.core.dims import same_shape
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Tag
+from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, shape_arg, symbol, torch_form
-from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
+from tracecli.ops.ltorch.indexing import narrow, slice_along
+from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim, infer_shape, result_type
 
 
 @symbol(torch.reshape, tags=(Tag.VIEW,))
@@ -103,7 +108,11 @@ def cat(tensors, dim=0):
     dtype = result_type(*tensors)
     d = canonical_dim(dim, kept[0].ndim)
     kept = [convert(t, dtype) for t in kept]
-    return kept[0] if len(kept) == 1 else prims.cat(kept, d)
+    if len(kept) > 1:
+        return prims.cat(kept, d)
+    # One tensor is still a copy in torch: never the input's own value, which a write to
+    # the result would otherwise reach.
+    return prims.clone(kept[0]) if any(kept[0] is t for t in tensors) else kept[0]
 
 
 # --- the other spellings of these ops ----------------------------------------------------
@@ -158,6 +167,10 @@ def _T(self):
 
 @torch_form(properties=(torch.Tensor.mT.__get__,))
 def _mT(self):
+    if self.ndim == 0:
+        return self  # deprecated in torch, and the identity
+    if self.ndim < 2:
+        raise ShapeError(f"tensor.mT is only supported on matrices or batches of matrices, got {self.ndim}-D")
     return transpose(self, -2, -1)
 
 
@@ -174,6 +187,279 @@ def _expand_as(self, other):
 @torch_form(torch.broadcast_to, methods=("broadcast_to",))
 def _broadcast_to(input, size):
     return expand(input, *shape_arg((size,)))
+
+
+@torch_form(properties=(torch.Tensor.H.__get__,))
+def _H(self):
+    if self.dtype.is_complex:
+        return OPAQUE  # the conjugate transpose: left to torch for complex tensors
+    if self.ndim > 2:
+        raise ShapeError(f"tensor.H is only supported on matrices (2-D tensors), got {self.ndim}-D; "
+                         "for batches of matrices use tensor.mH")
+    if self.ndim == 1:
+        raise ShapeError("tensor.H is only supported on matrices (2-D tensors), got a 1-D tensor")
+    return transpose(self, 0, 1) if self.ndim == 2 else self
+
+
+@torch_form(torch.adjoint, methods=("adjoint",), properties=(torch.Tensor.mH.__get__,))
+def _mH(self):
+    if self.dtype.is_complex:
+        return OPAQUE  # the conjugate transpose: left to torch for complex tensors
+    if self.ndim == 0:
+        return self  # deprecated in torch, and the identity for real tensors
+    if self.ndim < 2:
+        raise ShapeError(f"tensor.mH is only supported on matrices or batches of matrices, got {self.ndim}-D")
+    return transpose(self, -2, -1)
+
+
+@torch_form(torch.movedim, torch.moveaxis, methods=("movedim", "moveaxis"))
+def _movedim(input, source, destination):
+    sources = (source,) if isinstance(source, int) else tuple(source)
+    destinations = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(sources) != len(destinations):
+        raise ShapeError(f"movedim: source {list(sources)} and destination {list(destinations)} differ in length")
+    sources = tuple(canonical_dim(d, input.ndim) for d in sources)
+    destinations = tuple(canonical_dim(d, input.ndim) for d in destinations)
+    if len(set(sources)) != len(sources) or len(set(destinations)) != len(destinations):
+        raise ShapeError("movedim: a dimension is repeated in source or destination")
+    if input.ndim == 0:
+        return input
+    # The dims not moved keep their order in the places left free.
+    order: list = [None] * input.ndim
+    for s, d in zip(sources, destinations, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(input.ndim) if d not in sources)
+    return permute(input, tuple(d if d is not None else next(rest) for d in order))
+
+
+@symbol(torch.ravel, methods=("ravel",), tags=(Tag.VIEW,))
+def ravel(input):
+    """the elements as a vector: a view of a contiguous tensor, else a copy"""
+    input = expect_tensor(input, "ravel")
+    # Not reshape: torch copies any tensor that is not contiguous first, even a vector
+    # reshape would return itself. Always a call of its own, so in-place tracking sees it.
+    return prims.reshape(input, (input.numel,))
+
+
+def _at_least(rank: int, tensors: tuple):
+    """torch.atleast_{1,2,3}d: one tensor gives one, several (or a sequence) a tuple."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    elif len(tensors) == 1:
+        return _with_rank(expect_tensor(tensors[0], f"atleast_{rank}d"), rank)
+    return tuple(_with_rank(expect_tensor(t, f"atleast_{rank}d"), rank) for t in tensors)
+
+
+def _with_rank(x, rank: int):
+    if x.ndim >= rank:
+        return x
+    # 0-d -> (1, ...); a vector is a row (1, n); atleast_3d puts a matrix's new dim last.
+    shape = {0: (1,) * rank, 1: (1,) + x.shape + (1,) * (rank - 2), 2: x.shape + (1,)}[x.ndim]
+    return reshape(x, shape)
+
+
+@torch_form(torch.atleast_1d)
+def _atleast_1d(*tensors):
+    return _at_least(1, tensors)
+
+
+@torch_form(torch.atleast_2d)
+def _atleast_2d(*tensors):
+    return _at_least(2, tensors)
+
+
+@torch_form(torch.atleast_3d)
+def _atleast_3d(*tensors):
+    return _at_least(3, tensors)
+
+
+@torch_form(torch.broadcast_tensors)
+def _broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])  # torch.ops.aten's spelling: one list
+    tensors = [expect_tensor(t, "broadcast_tensors") for t in tensors]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, *shape) for t in tensors)
+
+
+@torch_form(torch.meshgrid)
+def _meshgrid(*tensors, indexing=None):
+    """Each of the (0-d or 1-d) tensors expanded along its own dimension of the grid:
+    views of them, as torch's. With indexing="xy" the first two swap places in the grid."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    tensors = [expect_tensor(t, "meshgrid") for t in tensors]
+    indexing = "ij" if indexing is None else indexing
+    if not tensors:
+        raise ShapeError("meshgrid expects a non-empty list of tensors")
+    if indexing not in ("ij", "xy"):
+        raise ShapeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if any(t.ndim > 1 for t in tensors):
+        raise ShapeError("meshgrid expects 0-d or 1-d tensors")
+    if len({t.dtype for t in tensors}) > 1 or len({t.device for t in tensors}) > 1:
+        raise ShapeError("meshgrid expects all tensors to have the same dtype and device")
+    axis = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        axis[0], axis[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, a in zip(tensors, axis, strict=True):
+        shape[a] = t.numel
+    grids = []
+    for t, a in zip(tensors, axis, strict=True):
+        alone = tuple(t.numel if i == a else 1 for i in range(len(tensors)))
+        grids.append(expand(reshape(t, alone), *shape))
+    return tuple(grids)
+
+
+# --- views that pick elements: select, diagonal, unfold -------------------------------------
+
+
+def _select(input, dim, index):
+    if isinstance(dim, str) or isinstance(index, TensorValue):
+        return OPAQUE  # a named dimension, or an index whose value decides which slice
+    return select(input, dim, index)
+
+
+@symbol(torch.select, methods=("select",), adapter=_select, tags=(Tag.VIEW,))
+def select(input, dim, index):
+    """input[..., index] along dim: that slice, without the dimension"""
+    input = expect_tensor(input, "select")
+    if input.ndim == 0:
+        raise ShapeError("select() cannot be applied to a zero-dim tensor")
+    d = canonical_dim(dim, input.ndim)
+    size = input.shape[d]
+    i = index + size if index < 0 else index
+    if not (0 <= i and i < size):
+        raise ShapeError(f"select(): index {index} out of range for dimension {d} of size {size}")
+    return prims.reshape(slice_along(input, d, i, i + 1), input.shape[:d] + input.shape[d + 1 :])
+
+
+def _diagonal(input, offset=0, dim1=0, dim2=1, *, outdim=None):
+    if outdim is not None or isinstance(dim1, str) or isinstance(dim2, str):
+        return OPAQUE  # named dimensions
+    return diagonal(input, offset, dim1, dim2)
+
+
+@symbol(torch.diagonal, methods=("diagonal",), adapter=_diagonal, tags=(Tag.VIEW,))
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """the elements (i, i + offset) of the dims dim1, dim2, as a new last dimension"""
+    input = expect_tensor(input, "diagonal")
+    if input.ndim < 2:
+        raise ShapeError(f"diagonal needs a tensor with at least 2 dimensions, got {input.ndim}")
+    d1, d2 = canonical_dim(dim1, input.ndim), canonical_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise ShapeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return diagonal_of(input, offset, d1, d2)
+
+
+def diagonal_of(input, offset: int, d1: int, d2: int):
+    """The diagonal `offset` of dims d1 (rows) and d2 (columns), as the last dimension."""
+    rest = tuple(d for d in range(input.ndim) if d not in (d1, d2))
+    order = rest + (d1, d2)
+    x = input if order == tuple(range(input.ndim)) else prims.transpose(input, order)
+    rows, cols = input.shape[d1], input.shape[d2]
+    # Element (i, i + offset) above the main diagonal, (i - offset, i) below it: read in
+    # row-major order, the diagonal is every (cols + 1)-th element from its first.
+    if offset >= 0:
+        length, first = _non_negative(_smaller(rows, cols - offset)), offset
+    else:
+        length, first = _non_negative(_smaller(rows + offset, cols)), -offset * cols
+    flat = prims.reshape(x, x.shape[:-2] + (rows * cols,))
+    places = prims.iota(length, first, cols + 1, device=input.device, dtype=dtypes.int64)
+    return prims.take(flat, places, flat.ndim - 1)
+
+
+def _smaller(a, b):
+    return a if a <= b else b
+
+
+def _non_negative(a):
+    return a if a >= 0 else 0
+
+
+def _diagonal_matrix(v, offset: int):
+    """(..., n) -> (..., m, m), m = n + |offset|: v on diagonal `offset`, zeros elsewhere."""
+    n, batch = v.shape[-1], v.shape[:-1]
+    keep = ((0, 0),) * len(batch)
+    zero = convert(0, v.dtype)
+    # Each element followed by n zeros, cut to n * n and read as n rows: row i holds v[i]
+    # at column i.
+    x = prims.pad(prims.reshape(v, batch + (n, 1)), zero, keep + ((0, 0), (0, n)))
+    x = prims.slice(prims.reshape(x, batch + (n * (n + 1),)), (0,) * (len(batch) + 1), batch + (n * n,))
+    x = prims.reshape(x, batch + (n, n))
+    if offset == 0:
+        return x
+    # Above the main diagonal: columns added on the left, rows below; under it, the opposite.
+    k = abs(offset)
+    return prims.pad(x, zero, keep + (((0, k), (k, 0)) if offset > 0 else ((k, 0), (0, k))))
+
+
+@symbol(torch.diag, methods=("diag",))
+def diag(input, diagonal=0):
+    """a vector as a square matrix with it on diagonal `diagonal`; a matrix's diagonal `diagonal`"""
+    input = expect_tensor(input, "diag")
+    if input.ndim == 1:
+        return _diagonal_matrix(input, diagonal)
+    if input.ndim == 2:
+        return diagonal_of(input, diagonal, 0, 1)  # a copy in torch, a new value here
+    raise ShapeError(f"diag supports 1-D and 2-D tensors, got {input.ndim}-D")
+
+
+@symbol(torch.diag_embed, methods=("diag_embed",))
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """input's last dimension as diagonal `offset` of new dims dim1, dim2 (zeros elsewhere)"""
+    input = expect_tensor(input, "diag_embed")
+    if input.ndim == 0:
+        raise ShapeError("diag_embed needs a tensor with at least one dimension")
+    ndim = input.ndim + 1
+    d1, d2 = canonical_dim(dim1, ndim), canonical_dim(dim2, ndim)
+    if d1 == d2:
+        raise ShapeError(f"diag_embed: dims cannot be the same, got {dim1} and {dim2}")
+    matrices = _diagonal_matrix(input, offset)  # (..., rows, cols)
+    # Rows go to dim1 and columns to dim2; the batch dims fill the other places in order.
+    batch = iter(range(ndim - 2))
+    order = tuple(ndim - 2 if d == d1 else ndim - 1 if d == d2 else next(batch) for d in range(ndim))
+    return matrices if order == tuple(range(ndim)) else prims.transpose(matrices, order)
+
+
+@symbol(torch.diagflat, methods=("diagflat",))
+def diagflat(input, offset=0):
+    """a square matrix with input's elements (flattened) on diagonal `offset`"""
+    input = expect_tensor(input, "diagflat")
+    return _diagonal_matrix(prims.reshape(input, (input.numel,)) if input.ndim != 1 else input, offset)
+
+
+@symbol(torch.Tensor.unfold, methods=("unfold",), tags=(Tag.VIEW,))
+def unfold(input, dimension, size, step):
+    """windows of `size` elements every `step` along dimension, as a new last dimension"""
+    input = expect_tensor(input, "unfold")
+    if input.ndim == 0:
+        # A zero-dim tensor is one element: one window of it (size 1) or of nothing (size 0).
+        canonical_dim(dimension, 0)
+        windows = unfold.decomposition(prims.reshape(input, (1,)), 0, size, step)
+        return prims.reshape(windows, (size,))
+    d = canonical_dim(dimension, input.ndim)
+    n = input.shape[d]
+    if size < 0 or size > n:
+        raise ShapeError(f"unfold: size {size} must be between 0 and {n}, the size of dimension {d}")
+    if step <= 0:
+        raise ShapeError(f"unfold: step must be positive, got {step}")
+    count = (n - size) // step + 1
+    # Window w holds the elements w * step + j for j < size: one index per (w, j).
+    starts = prims.iota(count, 0, step, device=input.device, dtype=dtypes.int64)
+    offsets = prims.iota(size, 0, 1, device=input.device, dtype=dtypes.int64)
+    index = prims.add(prims.broadcast_in_dim(starts, (count, size), (0,)),
+                      prims.broadcast_in_dim(offsets, (count, size), (1,)))
+    windows = prims.take(input, index, d)  # input.shape[:d] + (count, size) + input.shape[d + 1:]
+    order = tuple(range(d + 1)) + tuple(range(d + 2, input.ndim + 1)) + (d + 1,)
+    return windows if order == tuple(range(input.ndim + 1)) else prims.transpose(windows, order)
+
+
+@symbol(torch.narrow_copy, methods=("narrow_copy",))
+def narrow_copy(input, dim, start, length):
+    """input[start:start + length] along dim, as a copy (start may be negative)"""
+    out = narrow.decomposition(input, dim, start, length)
+    return prims.clone(out) if out is input else out
 
 
 # --- padding ------------------------------------------------------------------------------
@@ -256,14 +542,21 @@ def pad(input, pad, mode="constant", value=None):
             f"pad: mode {mode!r} pads the last 1 to 3 dimensions of an input with one or two more, "
             f"got {list(amounts)} for {list(input.shape)}"
         )
-    if any(lo < 0 or hi < 0 for lo, hi in pairs):
-        raise ShapeError(f"pad: mode {mode!r} needs non-negative padding, got {list(amounts)}")
+    # Negative amounts crop. circular crops first and wraps what is left; reflect and
+    # replicate extend the whole input first, then crop, as torch does.
     x = input
     for dim, (lo, hi) in enumerate(pairs):
-        if lo or hi:
-            x = _border(x, dim, lo, hi, mode)
+        size = x.shape[dim]
+        crop = (max(-lo, 0), size - max(-hi, 0))
+        if mode == "circular" and (lo < 0 or hi < 0):
+            x = _slice_dim(x, dim, *crop)
+        if lo > 0 or hi > 0:
+            x = _border(x, dim, max(lo, 0), max(hi, 0), mode)
+        if mode != "circular" and (lo < 0 or hi < 0):
+            if not size + lo + hi > 0:
+                raise ShapeError(f"pad: {list(amounts)} leaves nothing of dimension {dim} (size {size})")
+            x = _slice_dim(x, dim, crop[0], crop[1] + max(lo, 0) + max(hi, 0))
     return x
-
 
 
 _pad = pad  # for the adapter below, whose own parameter is named `pad`, as torch's is

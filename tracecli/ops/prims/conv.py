@@ -15,20 +15,26 @@ def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _convolution_meta(x, weight, bias, stride, padding, dilation, groups) -> TensorType:
+def _spatial_dims(name: str, x, weight, bias) -> int:
+    """The number of spatial dimensions of a convolution's operands, checked."""
     if not isinstance(x, TensorValue) or not isinstance(weight, TensorValue):
-        raise ShapeError("prims.convolution needs input and weight tensors")
+        raise ShapeError(f"prims.{name} needs input and weight tensors")
     n = weight.ndim - 2
     if n < 1 or x.ndim != n + 2:
         raise ShapeError(
-            f"prims.convolution needs a batched input with {n} spatial dimensions and a weight of rank "
+            f"prims.{name} needs a batched input with {n} spatial dimensions and a weight of rank "
             f"{n + 2}, got {list(x.shape)} and {list(weight.shape)}"
         )
     operands = [x, weight] + ([bias] if bias is not None else [])
     if any(t.dtype != x.dtype or t.device != x.device for t in operands):
-        raise ShapeError("prims.convolution operands must share dtype and device")
+        raise ShapeError(f"prims.{name} operands must share dtype and device")
     if not x.dtype.is_float:
-        raise ShapeError(f"prims.convolution needs floating point operands, got {x.dtype.name}")
+        raise ShapeError(f"prims.{name} needs floating point operands, got {x.dtype.name}")
+    return n
+
+
+def _convolution_meta(x, weight, bias, stride, padding, dilation, groups) -> TensorType:
+    n = _spatial_dims("convolution", x, weight, bias)
     if not all(len(p) == n for p in (stride, padding, dilation)):
         raise ShapeError(f"prims.convolution needs stride, padding and dilation for each of {n} dimensions")
     if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or groups < 1:
@@ -67,19 +73,7 @@ convolution = prim(
 
 
 def _convolution_transpose_meta(x, weight, bias, stride, padding, output_padding, dilation, groups) -> TensorType:
-    if not isinstance(x, TensorValue) or not isinstance(weight, TensorValue):
-        raise ShapeError("prims.convolution_transpose needs input and weight tensors")
-    n = weight.ndim - 2
-    if n < 1 or x.ndim != n + 2:
-        raise ShapeError(
-            f"prims.convolution_transpose needs a batched input with {n} spatial dimensions and a weight of rank "
-            f"{n + 2}, got {list(x.shape)} and {list(weight.shape)}"
-        )
-    operands = [x, weight] + ([bias] if bias is not None else [])
-    if any(t.dtype != x.dtype or t.device != x.device for t in operands):
-        raise ShapeError("prims.convolution_transpose operands must share dtype and device")
-    if not x.dtype.is_float:
-        raise ShapeError(f"prims.convolution_transpose needs floating point operands, got {x.dtype.name}")
+    n = _spatial_dims("convolution_transpose", x, weight, bias)
     if not all(len(p) == n for p in (stride, padding, output_padding, dilation)):
         raise ShapeError(f"prims.convolution_transpose needs stride, padding, output_padding and dilation for each "
                          f"of {n} dimensions")

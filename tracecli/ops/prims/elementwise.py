@@ -16,6 +16,7 @@ from tracecli.ops.prims.base import ANY, INEXACT, NUMBER, REAL, check_kinds, pri
 from tracecli.ops.promotion import ShapeError
 
 _FLOAT = frozenset({"float"})
+_INT = frozenset({"int"})
 _ORDERED = ANY - {"complex"}  # ordering complex numbers has no meaning; equality does
 
 
@@ -91,6 +92,18 @@ floor = prim("floor", unary_meta("floor", REAL), torch.floor)
 ceil = prim("ceil", unary_meta("ceil", REAL), torch.ceil)
 round = prim("round", unary_meta("round", REAL), torch.round)  # noqa: A001
 reciprocal = prim("reciprocal", unary_meta("reciprocal", INEXACT), torch.reciprocal)
+trunc = prim("trunc", unary_meta("trunc", REAL), torch.trunc)
+asin = prim("asin", unary_meta("asin", INEXACT), torch.asin)
+acos = prim("acos", unary_meta("acos", INEXACT), torch.acos)
+atan = prim("atan", unary_meta("atan", INEXACT), torch.atan)
+sinh = prim("sinh", unary_meta("sinh", INEXACT), torch.sinh)
+cosh = prim("cosh", unary_meta("cosh", INEXACT), torch.cosh)
+asinh = prim("asinh", unary_meta("asinh", INEXACT), torch.asinh)
+acosh = prim("acosh", unary_meta("acosh", INEXACT), torch.acosh)
+atanh = prim("atanh", unary_meta("atanh", INEXACT), torch.atanh)
+log2 = prim("log2", unary_meta("log2", INEXACT), torch.log2)
+log10 = prim("log10", unary_meta("log10", INEXACT), torch.log10)
+exp2 = prim("exp2", unary_meta("exp2", INEXACT), torch.exp2)
 
 # --- binary -----------------------------------------------------------------------
 
@@ -104,6 +117,13 @@ minimum = prim("minimum", binary_meta("minimum", _ORDERED), number_as_tensor(tor
 fmod = prim("fmod", binary_meta("fmod", REAL), number_as_tensor(torch.fmod))
 remainder = prim("remainder", binary_meta("remainder", REAL), number_as_tensor(torch.remainder))
 atan2 = prim("atan2", binary_meta("atan2", _FLOAT), number_as_tensor(torch.atan2))
+copysign = prim(
+    "copysign", binary_meta("copysign", _FLOAT), number_as_tensor(torch.copysign), doc="|a| with the sign (bit) of b"
+)
+nextafter = prim("nextafter", binary_meta("nextafter", _FLOAT), number_as_tensor(torch.nextafter))
+# hypot is a prim of its own: sqrt(a² + b²) overflows where |a| or |b| is above sqrt(max).
+hypot = prim("hypot", binary_meta("hypot", _FLOAT), number_as_tensor(torch.hypot))
+gcd = prim("gcd", binary_meta("gcd", _INT), number_as_tensor(torch.gcd))
 
 # --- comparisons ------------------------------------------------------------------
 

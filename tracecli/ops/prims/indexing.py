@@ -62,7 +62,7 @@ gather = prim("gather", _gather_meta, lambda x, index, dim: torch.gather(x, dim,
 # --- writing at indices -------------------------------------------------------------------
 
 
-def _index_put_meta(x: TensorValue, indices, values: TensorValue) -> TensorType:
+def _index_put_meta(x: TensorValue, indices, values: TensorValue, accumulate: bool = False) -> TensorType:
     if not isinstance(values, TensorValue) or values.dtype != x.dtype or values.device != x.device:
         raise ShapeError("prims.index_put takes values of the tensor's own dtype and device")
     consumed = 0
@@ -83,7 +83,11 @@ def _index_put_meta(x: TensorValue, indices, values: TensorValue) -> TensorType:
     return x.type
 
 
-def _index_put(x, indices, values):
+def _index_put(x, indices, values, accumulate=False):
+    if accumulate:
+        # The kernel of torch.index_put(..., accumulate=True), which the Python binding
+        # reaches only without Nones: aten's takes them.
+        return torch.ops.aten.index_put.default(x, list(indices), values, True)
     # Python's own item assignment, None standing for a whole dimension: the kernel
     # `x[key] = v` runs (zero-dim masks of zero-dim tensors too), on a copy.
     out = x.clone()
@@ -93,4 +97,5 @@ def _index_put(x, indices, values):
 
 # x with values written where the indices (index tensors, masks, or None for a whole
 # dimension) select, as `x[indices] = values` does; the values broadcast as there.
+# With accumulate, values are added there instead, duplicate indices adding up.
 index_put = prim("index_put", _index_put_meta, _index_put)

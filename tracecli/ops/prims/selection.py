@@ -1,6 +1,9 @@
-"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension."""
+"""Selection prims: argmax, argmin, sort and topk along one (canonical) dimension;
+searchsorted and histc, where values fall among others."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -66,3 +69,53 @@ def _topk(x, k, dim, largest, sorted):  # noqa: A002
 
 
 topk = prim("topk", _topk_meta, _topk, doc="(values, indices) of the k largest (or smallest) along dim")
+
+
+# --- searching sorted values ----------------------------------------------------------------
+
+
+def _searchsorted_meta(sorted_sequence: TensorValue, values: TensorValue, right: bool) -> TensorType:
+    if values.dtype != sorted_sequence.dtype or values.device != sorted_sequence.device:
+        raise ShapeError("prims.searchsorted takes values of the sequence's own dtype and device")
+    if sorted_sequence.dtype.kind in ("bool", "complex"):
+        raise ShapeError(f"prims.searchsorted does not accept {sorted_sequence.dtype.name} operands")
+    if sorted_sequence.ndim == 0:
+        raise ShapeError("prims.searchsorted needs a sequence with at least one dimension")
+    if sorted_sequence.ndim > 1 and (
+        values.ndim != sorted_sequence.ndim or values.shape[:-1] != sorted_sequence.shape[:-1]
+    ):
+        raise ShapeError(f"prims.searchsorted: values {list(values.shape)} must match the sequences "
+                         f"{list(sorted_sequence.shape)} but in the last dimension")
+    return TensorType(values.shape, dtypes.int64, values.device)
+
+
+def _searchsorted(sorted_sequence, values, right):
+    return torch.searchsorted(sorted_sequence, values, right=right)
+
+
+# A binary search, so what it gives for a sequence that is not sorted, or holds NaN, is
+# torch's own answer: no decomposition into comparisons would give the same one.
+searchsorted = prim(
+    "searchsorted", _searchsorted_meta, _searchsorted,
+    doc="where each value would go in the sorted last dimension to keep it sorted (after equal ones, if right)",
+)
+
+
+def _histc_meta(x: TensorValue, bins: int, low: float, high: float) -> TensorType:
+    if not x.dtype.is_float:
+        raise ShapeError(f"prims.histc counts floating point values, got {x.dtype.name}")
+    if bins <= 0:
+        raise ShapeError(f"prims.histc needs a positive number of bins, got {bins}")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ShapeError(f"prims.histc: the range [{low}, {high}] is not finite")
+    if low > high:
+        raise ShapeError(f"prims.histc: max {high} is below min {low}")
+    return TensorType((bins,), x.dtype, x.device)
+
+
+# Counts per bin by torch's own kernel, whose bin of a value on an edge is settled by
+# its own rounding (and whose range, with low == high, is the values' own, from the data).
+histc = prim(
+    "histc", _histc_meta, lambda x, bins, low, high: torch.histc(x, bins, low, high),
+    doc="how many values fall in each of `bins` equal bins over [low, high] (the values' range if low == high)",
+)

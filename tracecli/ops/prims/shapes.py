@@ -1,4 +1,4 @@
-"""Shape prims: broadcast_in_dim, reshape, transpose, slice, cat, and constant padding."""
+"""Shape prims: broadcast_in_dim, reshape, transpose, flip, slice, cat, and constant padding."""
 
 from __future__ import annotations
 
@@ -51,6 +51,17 @@ def _transpose_meta(x: TensorValue, permutation) -> TensorType:
 
 
 transpose = prim("transpose", _transpose_meta, torch.permute)
+
+
+def _flip_meta(x: TensorValue, dims) -> TensorType:
+    dims = tuple(dims)
+    if len(set(dims)) != len(dims) or not all(0 <= d < x.ndim for d in dims):
+        raise ShapeError(f"prims.flip needs distinct dimensions of {list(x.shape)}, got {list(dims)}")
+    return TensorType(x.shape, x.dtype, x.device)
+
+
+# The elements in reverse order along each of `dims` (prims.slice only steps forwards).
+flip = prim("flip", _flip_meta, torch.flip, doc="x reversed along each of `dims`")
 
 
 def _slice_meta(x: TensorValue, start_indices, end_indices, strides=None) -> TensorType:
