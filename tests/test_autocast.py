@@ -45,10 +45,6 @@ def test_every_op_under_cpu_autocast_matches_eager(case, dtype):
     """A sample of the op matrix (every 7th floating point case; `make coverage` runs them
     all), each called inside torch.autocast("cpu"): the trace, run without autocast, must
     give eager's dtypes and values."""
-    if case.id.startswith("combinations-") and dtype == torch.float16 and "bf16" in case.id:
-        # Eager's combinations meets float16 autocast and a bfloat16 input inside its own
-        # implementation and refuses; the trace does not mirror that refusal yet.
-        pytest.xfail("torch.combinations of bfloat16 under float16 autocast: eager refuses internally")
     check_under_autocast(case, dtype)
 
 

@@ -480,3 +480,13 @@ def test_a_write_through_an_opaque_view_without_a_scatter_twin_is_refused():
 
     with pytest.raises(TracingError, match="cannot write back"):
         trace_callable(f, (torch.randn(4),))
+
+
+def test_a_meta_kernel_known_to_disagree_with_the_device_kernel_is_refused():
+    # In eval mode the CPU kernel returns empty save_mean/save_invstd, the meta kernel
+    # declares them of the channel count: a trace would declare the wrong shapes.
+    x, w, b = randn(2, 3, 4), randn(3), randn(3)
+    with pytest.raises(TracingError, match=r"torch.native_batch_norm cannot be traced: with training=False"):
+        trace_callable(lambda x: torch.native_batch_norm(x, w, b, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
+                       (x,), name="fn")
+    trace_callable(lambda x: torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5), (x,), name="fn")

@@ -105,7 +105,7 @@ view_copy vsplit vstack where xlogy zeros zeros_like
 NOT_MODELED = {
     "_batch_norm_with_update": ("opaque", "torch.ops.aten._batch_norm_with_update"),
     "_chunk_cat": ("opaque", "torch._chunk_cat"),
-    "_native_batch_norm_legit": ("wrong", "opaque torch._native_batch_norm_legit with training=False: its meta kernel declares save_mean f32[C], the CPU kernel returns f32[0]"),
+    "_native_batch_norm_legit": ("refused", "torch._native_batch_norm_legit cannot be traced: with training=False its meta kernel declares save_mean and save_invstd of the channel count, where the CPU kernel returns them empty; call torch.nn.functional.batch_norm instead"),
     "_segment_reduce.lengths": ("opaque", "torch.segment_reduce"),
     "_segment_reduce.offsets": ("opaque", "torch.segment_reduce"),
     "_softmax_backward_data": ("opaque", "torch.ops.aten._softmax_backward_data"),
@@ -161,7 +161,7 @@ NOT_MODELED = {
     "mvlgamma.mvlgamma_p_3": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_5": ("opaque", "torch.mvlgamma"),
     "narrow": ("refused", "torch.narrow: its output depends on tensor values"),
-    "native_batch_norm": ("wrong", "opaque torch.native_batch_norm with training=False: its meta kernel declares save_mean f32[C], the CPU kernel returns f32[0]"),
+    "native_batch_norm": ("refused", "torch.native_batch_norm cannot be traced: with training=False its meta kernel declares save_mean and save_invstd of the channel count, where the CPU kernel returns them empty; call torch.nn.functional.batch_norm instead"),
     "native_dropout_backward": ("opaque", "torch.ops.aten.native_dropout_backward.default"),
     "native_group_norm": ("opaque", "torch.native_group_norm"),
     "native_layer_norm": ("opaque", "torch.native_layer_norm"),

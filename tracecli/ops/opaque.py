@@ -109,8 +109,34 @@ def _leaves(obj) -> list:
     return [obj]
 
 
+def _training_flag(args: tuple, kwargs: dict) -> bool | None:
+    """batch norm's `training`: the first bool among the arguments (the running stats before
+    it are tensors or None)."""
+    if "training" in kwargs:
+        return bool(kwargs["training"])
+    return next((a for a in args if isinstance(a, bool)), None)
+
+
+# Callables whose meta kernel declares other shapes than the device kernel returns, and
+# when: a trace built on the meta kernel's word would declare the wrong types.
+_META_DISAGREES: dict[Callable, tuple[Callable[[tuple, dict], bool], str]] = {
+    func: (lambda args, kwargs: _training_flag(args, kwargs) is False,
+           "with training=False its meta kernel declares save_mean and save_invstd of the channel count, "
+           "where the CPU kernel returns them empty; call torch.nn.functional.batch_norm instead")
+    for func in (torch.native_batch_norm, torch._native_batch_norm_legit, torch.ops.aten.native_batch_norm.default,
+                 torch.ops.aten._native_batch_norm_legit.default, torch.ops.aten._native_batch_norm_legit.no_stats)
+}
+
+
 def _meta_rule(func: Callable, name: str) -> Callable:
+    try:
+        disagrees = _META_DISAGREES.get(func)
+    except TypeError:  # an unhashable callable object
+        disagrees = None
+
     def meta(*args, **kwargs):
+        if disagrees is not None and disagrees[0](args, kwargs):
+            raise OpaqueCallError(f"{name} cannot be traced: {disagrees[1]}")
         devices: list[str] = []
         tensors: list[torch.Tensor] = []
         margs, mkwargs = _to_meta(args, devices, tensors), _to_meta(kwargs, devices, tensors)

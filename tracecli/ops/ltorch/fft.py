@@ -22,6 +22,7 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.dims import Dim, statically_equal
 from tracecli.ops import prims
+from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import convert, expect_tensor, symbol
 from tracecli.ops.ltorch.indexing import slice_along
@@ -354,13 +355,14 @@ def _shifted(input, dim, shift_of, op: str):
     return prims.clone(x) if x is input else x  # a new tensor, as torch's, even when nothing moves
 
 
-@symbol(torch.fft.fftshift)
+# Both are torch.roll, which meets CPU autocast as cat does.
+@symbol(torch.fft.fftshift, autocast=Autocast(cpu=Policy.PROMOTE))
 def fft_fftshift(input, dim=None):
     """input rolled by half its size along each dim (all by default): the zero frequency to the centre"""
     return _shifted(input, dim, lambda n: n // 2, "fftshift")
 
 
-@symbol(torch.fft.ifftshift)
+@symbol(torch.fft.ifftshift, autocast=Autocast(cpu=Policy.PROMOTE))
 def fft_ifftshift(input, dim=None):
     """the inverse of fftshift: rolled by half the size, rounded up"""
     return _shifted(input, dim, lambda n: (n + 1) // 2, "ifftshift")

@@ -361,7 +361,8 @@ def _flipud(input):
     return flip(input, (0,))
 
 
-@symbol(torch.roll, methods=("roll",))
+# torch rolls by concatenating pieces: under CPU autocast, float16 and bfloat16 do not mix.
+@symbol(torch.roll, methods=("roll",), autocast=Autocast(cpu=Policy.PROMOTE))
 def roll(input, shifts, dims=None):
     """input's elements shifted cyclically along dims (along the flattened input without dims)"""
     input = expect_tensor(input, "roll")
