@@ -16,43 +16,52 @@ TORCH_VERSION = "2.13"
 
 MODELED = frozenset("""
 H T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmod__ __rmul__ __ror__ __rpow__ __rsub__
-__rxor__ abs acos acosh add addcdiv addcmul addmm addmm.decomposed alias_copy all amax amin aminmax
-angle any arange argmax argmin argsort asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d
-baddbmm bfloat16 bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
-bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_shapes broadcast_tensors broadcast_to
-bucketize byte cartesian_prod cat ceil char chunk clamp clamp_max clamp_min clone column_stack
-combinations conj conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cummax
-cummin cumprod cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist
-div.floor_rounding div.no_rounding_mode div.trunc_rounding double dsplit dstack einsum empty
-empty_like eq erf erfc erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2
-fft.fftn fft.fftshift fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift
-fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten
-flip fliplr flipud float float_power floor floor_divide fmax fmin fmod frac full full_like gather
-gcd ge gt half heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill
-index_put index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select int
-isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.norm
-linalg.norm.subgradients_at_zero linalg.vector_norm linspace linspace.tensor_overload log log10
-log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logical_and
-logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp long lt mH mT
-masked.amax masked.amin masked.argmax masked.argmin masked.cumprod masked.cumsum masked.log_softmax
-masked.logaddexp masked.logsumexp masked.mean masked.median masked.norm masked.normalize masked.prod
-masked.softmax masked.softmin masked.std masked.sum masked.var masked_fill masked_scatter matmul
-max.binary max.reduction_no_dim max.reduction_with_dim maximum mean median meshgrid.list_of_tensors
-meshgrid.variadic_tensors min.binary min.reduction_no_dim min.reduction_with_dim minimum mm mode
-movedim msort mul nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty
-new_full new_ones new_zeros nextafter nn.functional.adaptive_avg_pool1d
-nn.functional.adaptive_avg_pool2d nn.functional.adaptive_avg_pool3d
-nn.functional.adaptive_max_pool1d nn.functional.adaptive_max_pool2d
-nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d nn.functional.avg_pool2d
-nn.functional.avg_pool3d nn.functional.binary_cross_entropy
-nn.functional.binary_cross_entropy_with_logits nn.functional.celu nn.functional.cross_entropy
-nn.functional.dropout nn.functional.elu nn.functional.embedding nn.functional.embedding_bag
-nn.functional.feature_alpha_dropout.without_train nn.functional.gelu nn.functional.glu
-nn.functional.group_norm nn.functional.hardshrink nn.functional.hardsigmoid nn.functional.hardswish
-nn.functional.hardtanh nn.functional.hinge_embedding_loss nn.functional.huber_loss
-nn.functional.interpolate.area nn.functional.interpolate.linear nn.functional.interpolate.nearest
-nn.functional.interpolate.nearest-exact nn.functional.interpolate.trilinear nn.functional.kl_div
-nn.functional.l1_loss nn.functional.layer_norm nn.functional.leaky_relu nn.functional.linear
+__rxor__ abs acos acosh add addbmm addcdiv addcmul addmm addmm.decomposed addmv addr alias_copy all
+amax amin aminmax angle any arange argmax argmin argsort asin asinh atan atan2 atanh atleast_1d
+atleast_2d atleast_3d baddbmm bfloat16 bitwise_and bitwise_left_shift bitwise_not bitwise_or
+bitwise_right_shift bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_shapes
+broadcast_tensors broadcast_to bucketize byte cartesian_prod cat cdist ceil char cholesky
+cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone column_stack combinations conj
+conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cross cummax cummin cumprod
+cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist div.floor_rounding
+div.no_rounding_mode div.trunc_rounding dot double dsplit dstack einsum empty empty_like eq erf erfc
+erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2 fft.fftn fft.fftshift
+fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift fft.ihfft fft.ihfft2
+fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten flip fliplr flipud
+float float_power floor floor_divide fmax fmin fmod frac full full_like gather gcd ge geqrf gt half
+heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
+index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select inner int
+isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.cholesky
+linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.diagonal linalg.eig linalg.eigh
+linalg.eigvals linalg.eigvalsh linalg.householder_product linalg.inv linalg.inv_ex linalg.ldl_factor
+linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq linalg.lstsq.grad_oriented linalg.lu
+linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve linalg.matrix_power linalg.matrix_rank
+linalg.matrix_rank.hermitian linalg.multi_dot linalg.norm linalg.norm.subgradients_at_zero
+linalg.pinv linalg.pinv.hermitian linalg.pinv.singular linalg.qr linalg.slogdet linalg.solve
+linalg.solve_ex linalg.solve_triangular linalg.svd linalg.svdvals linalg.tensorinv
+linalg.tensorsolve linalg.vander linalg.vecdot linalg.vector_norm linspace linspace.tensor_overload
+log log10 log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logdet
+logical_and logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp
+long lt lu lu_solve lu_unpack mH mT masked.amax masked.amin masked.argmax masked.argmin
+masked.cumprod masked.cumsum masked.log_softmax masked.logaddexp masked.logsumexp masked.mean
+masked.median masked.norm masked.normalize masked.prod masked.softmax masked.softmin masked.std
+masked.sum masked.var masked_fill masked_scatter matmul matrix_exp max.binary max.reduction_no_dim
+max.reduction_with_dim maximum mean median meshgrid.list_of_tensors meshgrid.variadic_tensors
+min.binary min.reduction_no_dim min.reduction_with_dim minimum mm mode movedim msort mul mv
+nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty new_full new_ones
+new_zeros nextafter nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
+nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
+nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.bilinear
+nn.functional.binary_cross_entropy nn.functional.binary_cross_entropy_with_logits nn.functional.celu
+nn.functional.cross_entropy nn.functional.dropout nn.functional.elu nn.functional.embedding
+nn.functional.embedding_bag nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
+nn.functional.glu nn.functional.group_norm nn.functional.hardshrink nn.functional.hardsigmoid
+nn.functional.hardswish nn.functional.hardtanh nn.functional.hinge_embedding_loss
+nn.functional.huber_loss nn.functional.interpolate.area nn.functional.interpolate.linear
+nn.functional.interpolate.nearest nn.functional.interpolate.nearest-exact
+nn.functional.interpolate.trilinear nn.functional.kl_div nn.functional.l1_loss
+nn.functional.layer_norm nn.functional.leaky_relu nn.functional.linear
 nn.functional.local_response_norm nn.functional.logsigmoid nn.functional.margin_ranking_loss
 nn.functional.max_pool1d nn.functional.max_pool2d nn.functional.max_pool3d nn.functional.mish
 nn.functional.mse_loss nn.functional.nll_loss nn.functional.normalize nn.functional.pad.circular
@@ -64,10 +73,10 @@ nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
 nn.functional.soft_margin_loss nn.functional.softmin nn.functional.softmin.with_dtype
 nn.functional.softplus nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink
 nn.functional.threshold nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm
-norm.fro norm.inf normal normal.number_mean ones ones_like outer permute permute_copy
+norm.fro norm.inf normal normal.number_mean ones ones_like ormqr outer permute permute_copy pinverse
 polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3
-polygamma.polygamma_n_4 positive pow prod put quantile rad2deg rand_like randint randint_like randn
-randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
+polygamma.polygamma_n_4 positive pow prod put qr quantile rad2deg rand_like randint randint_like
+randn randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
 resolve_conj resolve_neg roll rot90 round round.decimals_0 round.decimals_3 round.decimals_neg_3
 rsqrt rsub scalar_tensor scatter scatter_add scatter_reduce.amax scatter_reduce.amin
 scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum searchsorted select sgn short sigmoid
@@ -86,11 +95,11 @@ special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t
 special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
 special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0 special.xlog1py special.zeta
 split split.list_args split_with_sizes split_with_sizes_copy sqrt square squeeze squeeze.multiple
-squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum t t_copy take take_along_dim
-tan tanh tile topk trace transpose transpose_copy tril tril_indices triu triu_indices true_divide
-trunc unbind unbind_copy unflatten unfold unfold_copy unsafe_split unsqueeze unsqueeze_copy var
-var.unbiased var_mean var_mean.unbiased view view_as view_copy vsplit vstack where xlogy zeros
-zeros_like
+squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum svd t t_copy take
+take_along_dim tan tanh tensordot tile topk trace transpose transpose_copy triangular_solve tril
+tril_indices triu triu_indices true_divide trunc unbind unbind_copy unflatten unfold unfold_copy
+unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased vdot view view_as
+view_copy vsplit vstack where xlogy zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -103,9 +112,6 @@ NOT_MODELED = {
     "_unsafe_masked_index": ("opaque", "torch._unsafe_masked_index"),
     "_unsafe_masked_index_put_accumulate": ("opaque", "torch._unsafe_masked_index_put_accumulate"),
     "_upsample_bilinear2d_aa": ("opaque", "torch.ops.aten._upsample_bilinear2d_aa"),
-    "addbmm": ("opaque", "torch.addbmm"),
-    "addmv": ("opaque", "torch.addmv"),
-    "addr": ("opaque", "torch.addr"),
     "allclose": ("refused", "torch.allclose: its output depends on tensor values"),
     "argwhere": ("refused", "torch.argwhere: its output depends on tensor values"),
     "as_strided": ("opaque", "torch.as_strided"),
@@ -115,20 +121,14 @@ NOT_MODELED = {
     "bernoulli": ("opaque", "torch.bernoulli"),
     "bincount": ("refused", "torch.bincount: its output depends on tensor values"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
-    "cdist": ("opaque", "torch.cdist"),
     "cdouble": ("opaque", "torch.Tensor.cdouble"),
     "cfloat": ("opaque", "torch.Tensor.cfloat"),
     "chalf": ("opaque", "torch.Tensor.chalf"),
-    "cholesky": ("opaque", "torch.cholesky"),
-    "cholesky_inverse": ("opaque", "torch.cholesky_inverse"),
-    "cholesky_solve": ("opaque", "torch.cholesky_solve"),
     "complex": ("opaque", "torch.complex"),
     "corrcoef": ("refused", "torch.corrcoef: its output depends on tensor values"),
     "cov": ("refused", "torch.cov: its output depends on tensor values"),
-    "cross": ("opaque", "torch.cross"),
     "cumulative_trapezoid": ("opaque", "torch.cumulative_trapezoid"),
     "diagonal_scatter": ("opaque", "torch.diagonal_scatter"),
-    "dot": ("opaque", "torch.dot"),
     "empty_permuted": ("opaque", "torch.empty_permuted"),
     "empty_strided": ("opaque", "torch.empty_strided"),
     "equal": ("refused", "torch.equal: its output depends on tensor values"),
@@ -136,7 +136,6 @@ NOT_MODELED = {
     "fill": ("opaque", "torch.fill"),
     "frexp": ("opaque", "torch.frexp"),
     "geometric": ("opaque", "torch.Tensor.geometric_"),
-    "geqrf": ("refused", "torch.geqrf: no meta kernel"),
     "gradient": ("opaque", "torch.gradient"),
     "grid_sampler_2d": ("opaque", "torch.grid_sampler_2d"),
     "grid_sampler_3d": ("opaque", "torch.grid_sampler_3d"),
@@ -144,7 +143,6 @@ NOT_MODELED = {
     "histogram": ("refused", "torch.histogram: no meta kernel"),
     "histogramdd": ("refused", "torch.histogramdd: no meta kernel"),
     "imag": ("opaque", "torch.imag"),
-    "inner": ("opaque", "torch.inner"),
     "isclose": ("opaque", "torch.isclose"),
     "isin": ("opaque", "torch.isin"),
     "istft": ("refused", "torch.istft: its output depends on tensor values"),
@@ -154,57 +152,11 @@ NOT_MODELED = {
     "jiterator_binary": ("skipped", "eager refuses every sample"),
     "jiterator_binary_return_by_ref": ("skipped", "eager refuses every sample"),
     "jiterator_unary": ("skipped", "eager refuses every sample"),
-    "linalg.cholesky": ("opaque", "torch.linalg.cholesky"),
-    "linalg.cholesky_ex": ("opaque", "torch.linalg.cholesky_ex"),
-    "linalg.cond": ("opaque", "torch.linalg.cond"),
-    "linalg.cross": ("opaque", "torch.linalg.cross"),
-    "linalg.det": ("opaque", "torch.linalg.det"),
-    "linalg.diagonal": ("opaque", "torch.linalg.diagonal"),
-    "linalg.eig": ("opaque", "torch.linalg.eig"),
-    "linalg.eigh": ("opaque", "torch.linalg.eigh"),
-    "linalg.eigvals": ("opaque", "torch.linalg.eigvals"),
-    "linalg.eigvalsh": ("opaque", "torch.linalg.eigvalsh"),
-    "linalg.householder_product": ("opaque", "torch.linalg.householder_product"),
-    "linalg.inv": ("opaque", "torch.linalg.inv"),
-    "linalg.inv_ex": ("opaque", "torch.linalg.inv_ex"),
-    "linalg.ldl_factor": ("opaque", "torch.linalg.ldl_factor"),
-    "linalg.ldl_factor_ex": ("opaque", "torch.linalg.ldl_factor_ex"),
-    "linalg.ldl_solve": ("opaque", "torch.linalg.ldl_solve"),
-    "linalg.lstsq": ("refused", "torch.linalg.lstsq: its output depends on tensor values"),
-    "linalg.lstsq.grad_oriented": ("refused", "torch.linalg.lstsq: its output depends on tensor values"),
-    "linalg.lu": ("opaque", "torch.linalg.lu"),
-    "linalg.lu_factor": ("opaque", "torch.linalg.lu_factor"),
-    "linalg.lu_factor_ex": ("opaque", "torch.linalg.lu_factor_ex"),
-    "linalg.lu_solve": ("opaque", "torch.linalg.lu_solve"),
     "linalg.matrix_norm": ("opaque", "torch.linalg.matrix_norm"),
-    "linalg.matrix_power": ("opaque", "torch.linalg.matrix_power"),
-    "linalg.matrix_rank": ("opaque", "torch.linalg.matrix_rank"),
-    "linalg.matrix_rank.hermitian": ("opaque", "torch.linalg.matrix_rank"),
-    "linalg.multi_dot": ("opaque", "torch.linalg.multi_dot"),
-    "linalg.pinv": ("opaque", "torch.linalg.pinv"),
-    "linalg.pinv.hermitian": ("opaque", "torch.linalg.pinv"),
-    "linalg.pinv.singular": ("opaque", "torch.linalg.pinv"),
-    "linalg.qr": ("opaque", "torch.linalg.qr"),
-    "linalg.slogdet": ("opaque", "torch.linalg.slogdet"),
-    "linalg.solve": ("opaque", "torch.linalg.solve"),
-    "linalg.solve_ex": ("opaque", "torch.linalg.solve_ex"),
-    "linalg.solve_triangular": ("opaque", "torch.linalg.solve_triangular"),
-    "linalg.svd": ("opaque", "torch.linalg.svd"),
-    "linalg.svdvals": ("opaque", "torch.linalg.svdvals"),
-    "linalg.tensorinv": ("opaque", "torch.linalg.tensorinv"),
-    "linalg.tensorsolve": ("opaque", "torch.linalg.tensorsolve"),
-    "linalg.vander": ("opaque", "torch.linalg.vander"),
-    "linalg.vecdot": ("opaque", "torch.linalg.vecdot"),
     "log_normal": ("opaque", "torch.Tensor.log_normal_"),
-    "logdet": ("opaque", "torch.logdet"),
-    "lu": ("opaque", "torch.lu"),
-    "lu_solve": ("opaque", "torch.lu_solve"),
-    "lu_unpack": ("opaque", "torch.lu_unpack"),
     "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
-    "matrix_exp": ("opaque", "torch.matrix_exp"),
     "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
     "multinomial": ("opaque", "torch.multinomial"),
-    "mv": ("opaque", "torch.mv"),
     "mvlgamma.mvlgamma_p_1": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_3": ("opaque", "torch.mvlgamma"),
     "mvlgamma.mvlgamma_p_5": ("opaque", "torch.mvlgamma"),
@@ -216,7 +168,6 @@ NOT_MODELED = {
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
     "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
-    "nn.functional.bilinear": ("opaque", "torch.bilinear"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
     "nn.functional.conv1d": ("opaque", "torch.conv1d"),
     "nn.functional.conv2d": ("opaque", "torch.conv2d"),
@@ -260,11 +211,8 @@ NOT_MODELED = {
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "norm.nuc": ("opaque", "torch.norm"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
-    "ormqr": ("opaque", "torch.ormqr"),
     "pca_lowrank": ("opaque", "torch.pca_lowrank"),
-    "pinverse": ("opaque", "torch.pinverse"),
     "polar": ("opaque", "torch.polar"),
-    "qr": ("opaque", "torch.qr"),
     "resize_": ("opaque", "torch.Tensor.resize_"),
     "resize_as_": ("opaque", "torch.resize_as_"),
     "select_scatter": ("opaque", "torch.select_scatter"),
@@ -274,10 +222,8 @@ NOT_MODELED = {
     "sparse.sampled_addmm": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
     "stft": ("opaque", "torch.stft"),
     "sum_to_size": ("opaque", "torch.Tensor.sum_to_size"),
-    "svd": ("opaque", "torch.svd"),
     "svd_lowrank": ("opaque", "torch.svd_lowrank"),
     "tensor_split": ("refused", "torch.tensor_split with a tensor of split points: its meta kernel wants that tensor on cpu"),
-    "tensordot": ("opaque", "torch.tensordot"),
     "to": ("opaque", "torch.Tensor.to"),
     "to_sparse": ("refused", "torch.Tensor.to_sparse: no meta kernel"),
     "torch._scaled_mm": ("skipped", "eager refuses every sample"),
@@ -285,13 +231,11 @@ NOT_MODELED = {
     "torch.ops.aten._safe_softmax.default": ("opaque", "torch.ops.aten._safe_softmax.default"),
     "trapezoid": ("opaque", "torch.trapezoid"),
     "trapz": ("opaque", "torch.trapz"),
-    "triangular_solve": ("opaque", "torch.triangular_solve"),
     "uniform": ("opaque", "torch.Tensor.uniform_"),
     "unique": ("refused", "torch.unique: its output depends on tensor values"),
     "unique_consecutive": ("refused", "torch.unique_consecutive: its output depends on tensor values"),
     "unravel_index": ("opaque", "torch.unravel_index"),
     "unsafe_chunk": ("opaque", "torch.unsafe_chunk"),
-    "vdot": ("opaque", "torch.vdot"),
     "view_as_complex": ("opaque", "torch.view_as_complex"),
     "view_as_real": ("opaque", "torch.view_as_real"),
     "zero_": ("opaque", "torch.zero_"),

@@ -89,7 +89,17 @@ EXPECTED_FAMILIES = _by_name({
     "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
                         "masked_scatter masked_scatter_ index_fill_ embedding_bag",
     "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
-    "linalg": "matmul linear addmm baddbmm outer einsum",
+    "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr bilinear",
+    "linalg_products": "tensordot inner linalg_multi_dot chain_matmul linalg_matrix_power linalg_vecdot linalg_cross cross "
+                       "linalg_vander linalg_diagonal cdist",
+    "linalg_solvers": "linalg_det linalg_slogdet slogdet logdet linalg_inv linalg_inv_ex cholesky_inverse "
+                      "linalg_matrix_exp linalg_solve linalg_solve_ex linalg_solve_triangular triangular_solve "
+                      "cholesky_solve linalg_lu_solve lu_solve linalg_ldl_solve linalg_lstsq linalg_pinv pinverse "
+                      "linalg_matrix_rank linalg_cond linalg_tensorinv linalg_tensorsolve",
+    "linalg_decompositions": "linalg_cholesky cholesky linalg_cholesky_ex linalg_lu linalg_lu_factor "
+                             "linalg_lu_factor_ex lu lu_unpack linalg_qr qr geqrf ormqr linalg_householder_product "
+                             "linalg_svd linalg_svdvals svd linalg_eig linalg_eigvals linalg_eigh linalg_eigvalsh "
+                             "linalg_ldl_factor linalg_ldl_factor_ex",
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed empty "
                  "empty_like full_like scalar_tensor eye tensor linspace logspace randint randint_like randperm normal",
     "conversions": "to clone contiguous",
@@ -132,6 +142,11 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "indexing_scatter": "scatter scatter_add scatter_reduce",
     "selection": "argmax argmin sort topk searchsorted histc",
     "linalg": "matmul",
+    "linalg_products": "vander cdist",
+    "linalg_solvers": "det slogdet inv inv_ex matrix_exp solve solve_ex solve_triangular triangular_solve cholesky_solve "
+                      "cholesky_inverse lu_solve ldl_solve lstsq pinv matrix_rank cond",
+    "linalg_decompositions": "cholesky cholesky_ex lu lu_factor_ex lu_unpack qr geqrf householder_product ormqr svd "
+                             "svdvals eig eigvals eigh eigvalsh ldl_factor_ex",
     "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed",
     "fft": "fft_c2c fft_r2c fft_c2r conj",
     "conversions": "convert_element_type device_put clone copy_to",

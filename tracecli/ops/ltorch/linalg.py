@@ -1,4 +1,10 @@
-"""Matrix products: matmul, linear, addmm, baddbmm, outer, and einsum.
+"""Matrix products: matmul, linear, addmm, baddbmm, outer, the matrix-vector and vector
+products (mv, dot, vdot), their scaled sums (addmv, addr, addbmm), and einsum.
+
+The scaled sums follow torch's kernels: the product (in float32 for half precision, as
+torch accumulates) plus `beta * input`, where `input` is not read at all when beta is 0;
+addr computes `beta * input + (alpha * vec1) * vec2` in the promoted dtype, with logical
+and/or for bool tensors.
 
 einsum of one or two operands becomes sums, permutes, reshapes and one matrix product:
 torch's own strategy (sum the labels only one operand has, then one batched matrix
@@ -23,10 +29,20 @@ from tracecli.core.dims import same_shape
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
-from tracecli.ops.autocast import Autocast, Policy, everywhere
+from tracecli.ops.autocast import Autocast, Policy, device_type, everywhere
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, symbol, torch_form
+from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, is_tensor, symbol, torch_form
+from tracecli.ops.ltorch.inplace import written_in_place
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, result_type
+from tracecli.ops.torch_bridge import TO_TORCH
+
+
+def autocast_reaches(x: TensorValue, *device_types: str) -> bool:
+    """Whether torch.autocast is on for x's device (of these types) and would cast x: for
+    the ops whose torch kernels meet autocast inside, which tracing refuses there."""
+    device = device_type(x.device)
+    return (device in device_types and x.dtype in (dtypes.float32, dtypes.float16, dtypes.bfloat16)
+            and torch.is_autocast_enabled(device))
 
 
 def _same_dtype(a, b, op):
@@ -120,6 +136,195 @@ def outer(input, vec2):
     rows = prims.broadcast_in_dim(convert(input, dtype), shape, (0,))
     cols = prims.broadcast_in_dim(convert(vec2, dtype), shape, (1,))
     return prims.mul(rows, cols)
+
+
+def _vectors(op: str, *operands):
+    """Operands of one dtype, bool refused (torch has no bool matrix product)."""
+    operands = [expect_tensor(t, op) for t in operands]
+    for t in operands[1:]:
+        _same_dtype(operands[0], t, op)
+    if operands[0].dtype == dtypes.bool8:
+        raise ShapeError(f"{op} is not implemented for bool tensors")
+    return operands
+
+
+@symbol(torch.mv, methods=("mv",), autocast=Autocast(cuda=Policy.LOWER))
+def mv(input, vec):
+    """the matrix-vector product input @ vec"""
+    input, vec = _vectors("mv", input, vec)
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(f"mv expects a matrix and a vector, got {list(input.shape)} and {list(vec.shape)}")
+    return prims.matmul(input, vec)
+
+
+def _dot_operands(op: str, input, other):
+    input, other = _vectors(op, input, other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise ShapeError(f"{op} expects 1-D tensors, got {list(input.shape)} and {list(other.shape)}")
+    return input, other
+
+
+@symbol(torch.dot, methods=("dot",), autocast=Autocast(cuda=Policy.PROMOTE))
+def dot(input, tensor):
+    """the inner product of two vectors"""
+    return prims.matmul(*_dot_operands("dot", input, tensor))
+
+
+def _vdot(input, other):
+    # The complex form conjugates its first operand: no prim here conjugates.
+    if is_tensor(input) and input.dtype.is_complex:
+        return OPAQUE
+    return vdot(input, other)
+
+
+@symbol(torch.vdot, methods=("vdot",), adapter=_vdot, autocast=Autocast(cuda=Policy.PROMOTE))
+def vdot(input, other):
+    """the inner product of two vectors, the first conjugated (real vectors here: their dot)"""
+    input, other = _dot_operands("vdot", input, other)
+    if input.dtype.is_complex:
+        raise ShapeError("vdot of complex vectors is not modelled")
+    return prims.matmul(input, other)
+
+
+@symbol(torch.addmv, methods=("addmv",), autocast=Autocast(cuda=Policy.LOWER))
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec)"""
+    input, mat, vec = _vectors("addmv", input, mat, vec)
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise ShapeError(f"addmv expects a vector, a matrix and a vector, got {list(input.shape)}, "
+                         f"{list(mat.shape)} and {list(vec.shape)}")
+    wide = compute_dtype(mat.dtype)
+    product = prims.matmul(convert(mat, wide), convert(vec, wide))
+    return _scaled_sum("addmv", input, product, beta, alpha, mat.dtype)
+
+
+def _batch(x, i: int):
+    """x[i] of a 3-D tensor."""
+    part = prims.slice(x, (i, 0, 0), (i + 1,) + x.shape[1:])
+    return prims.reshape(part, x.shape[1:])
+
+
+@symbol(torch.addbmm, methods=("addbmm",), autocast=everywhere(Policy.LOWER))
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]"""
+    input, batch1, batch2 = _product_operands("addbmm", input, batch1, batch2, 3)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise ShapeError(f"addbmm: batch sizes differ, {batch1.shape[0]} and {batch2.shape[0]}")
+    dtype, wide = batch1.dtype, compute_dtype(batch1.dtype)
+    batches = batch1.shape[0]
+    if batches == 0:
+        # No products at all: torch scales input alone (alpha meets no term).
+        shape = (batch1.shape[1], batch2.shape[2])
+        product = prims.full(shape, convert(0, wide), device=batch1.device, dtype=wide)
+        return _scaled_sum("addbmm", input, product, beta, 1, dtype)
+    if wide != dtype:
+        # torch's kernel adds one batch's product at a time (an addmm each), rounding each
+        # sum to half precision (a symbolic batch size is pinned: the steps are unrolled).
+        out = input
+        for i in range(batches):
+            product = prims.matmul(convert(_batch(batch1, i), wide), convert(_batch(batch2, i), wide))
+            out = _scaled_sum("addbmm", out, product, beta if i == 0 else 1, alpha, dtype)
+        return out
+    # In single or double precision the sum of the batches' products as one product over
+    # the batch and inner dimensions together: it agrees with torch's batch-by-batch sums
+    # within rounding, and keeps a symbolic batch size symbolic.
+    n, m, p = batch1.shape[1], batch1.shape[2], batch2.shape[2]
+    rows = prims.reshape(prims.transpose(convert(batch1, wide), (1, 0, 2)), (n, batches * m))
+    cols = prims.reshape(convert(batch2, wide), (batches * m, p))
+    return _scaled_sum("addbmm", input, prims.matmul(rows, cols), beta, alpha, dtype)
+
+
+def _addr_scalar(value, dtype, name: str):
+    """torch's rules for addr's beta and alpha: a bool only for bool results, an integer
+    for integer results; the value as the kernel holds it, in the result's dtype (a
+    half-precision result rounds it first)."""
+    if isinstance(value, bool) and dtype != dtypes.bool8:
+        raise ShapeError(f"addr: a bool {name} is only taken for bool results")
+    if dtype.kind in ("bool", "int") and not isinstance(value, int):
+        raise ShapeError(f"addr: for integer tensors, {name} must not be a floating point number, got {value!r}")
+    if isinstance(value, complex) and not dtype.is_complex:
+        raise ShapeError(f"addr: a complex {name} needs a complex result, got {dtype.name}")
+    if dtype in (dtypes.float16, dtypes.bfloat16):
+        return torch.tensor(value, dtype=TO_TORCH[dtype]).item()
+    return convert(value, dtype)
+
+
+@symbol(torch.addr, methods=("addr",), autocast=Autocast(cuda=Policy.LOWER))
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * the outer product of vec1 and vec2, in the promoted dtype"""
+    input, vec1, vec2 = (expect_tensor(t, "addr") for t in (input, vec1, vec2))
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"addr expects 1-D vectors, got {list(vec1.shape)} and {list(vec2.shape)}")
+    shape = (vec1.shape[0], vec2.shape[0])
+    if input.ndim > 2 or broadcast_shapes(input.shape, shape) != shape:
+        raise ShapeError(f"addr: input {list(input.shape)} does not broadcast to the outer product's shape {list(shape)}")
+    dtype = result_type(input, vec1, vec2)
+    beta, alpha = _addr_scalar(beta, dtype, "beta"), _addr_scalar(alpha, dtype, "alpha")
+    rows = prims.broadcast_in_dim(convert(vec1, dtype), shape, (0,))
+    cols = prims.broadcast_in_dim(convert(vec2, dtype), shape, (1,))
+    if dtype == dtypes.bool8:
+        # (beta and input) or (alpha and vec1 and vec2), elementwise.
+        out = prims.bitwise_and(rows, cols) if alpha else prims.full(shape, False, device=rows.device, dtype=dtype)
+        return prims.bitwise_or(broadcast_to(convert(input, dtype), shape), out) if beta else out
+    # torch's kernel multiplies alpha into vec1's element first, then by vec2's.
+    out = prims.mul(rows if alpha == 1 else prims.mul(rows, alpha), cols)
+    if beta == 0:
+        return out  # input is not read: its NaNs do not spread
+    addend = broadcast_to(convert(input, dtype), shape)
+    return prims.add(addend if beta == 1 else prims.mul(addend, beta), out)
+
+
+@symbol(F.bilinear, autocast=Autocast(cuda=Policy.PROMOTE))
+def bilinear(input1, input2, weight, bias=None):
+    """x1^T W[o] x2 + bias[o] for each output o: two matrix products, as torch's kernel
+    contracts input1's features, then input2's"""
+    tensors = [expect_tensor(t, "bilinear") for t in (input1, input2, weight)]
+    if bias is not None:
+        tensors.append(expect_tensor(bias, "bilinear"))
+    input1, input2, weight = tensors[:3]
+    if any(t.dtype != input1.dtype for t in tensors):
+        raise ShapeError(f"bilinear: all tensors must have the same dtype, got {', '.join(t.dtype.name for t in tensors)}")
+    if input1.dtype == dtypes.bool8:
+        raise ShapeError("bilinear is not implemented for bool tensors")
+    if input1.ndim == 0 or input1.ndim != input2.ndim or input1.shape[:-1] != input2.shape[:-1]:
+        raise ShapeError(f"bilinear: inputs {list(input1.shape)} and {list(input2.shape)} must share their batch "
+                         "dimensions")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or weight.shape[2] != input2.shape[-1]:
+        raise ShapeError(f"bilinear: weight {list(weight.shape)} does not fit inputs {list(input1.shape)} and "
+                         f"{list(input2.shape)}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise ShapeError(f"bilinear: bias {list(bias.shape)} does not fit weight {list(weight.shape)}")
+    out, n1, n2 = weight.shape
+    batch = input1.shape[:-1]
+    rows = math.prod(batch)
+    x1 = prims.reshape(input1, (rows, n1))
+    x2 = prims.reshape(input2, (rows, n2, 1))
+    # Contract input1's features first: t[b, o, j] = sum_i x1[b, i] W[o, i, j]. The
+    # products are matmul ops, as torch's kernel makes them bmm calls: CPU autocast
+    # reaches them, and the result comes back in input1's dtype as torch's does.
+    w = prims.reshape(prims.transpose(weight, (1, 0, 2)), (n1, out * n2))
+    t = prims.reshape(matmul(x1, w), (rows, out, n2))
+    y = convert(prims.reshape(matmul(t, x2), batch + (out,)), input1.dtype)
+    return y if bias is None else prims.add(y, broadcast_to(bias, y.shape))
+
+
+def _in_place(op, name: str):
+    """Tensor.<name>: the op's result written into the tensor. torch.autocast has no
+    policy for in-place ops (its lists name the functional ones), so the result is
+    computed in the tensors' own dtypes even inside an autocast region."""
+
+    def adapter(self, *args, **kwargs):
+        self = expect_tensor(self, name)
+        with torch.autocast(device_type(self.device), enabled=False):
+            result = op(self, *args, **kwargs)
+        return written_in_place(self, result, f"Tensor.{name}")
+
+    adapter.__name__ = f"_{name}"
+    return adapter
+
+
+for _op, _name in ((addmm, "addmm_"), (baddbmm, "baddbmm_"), (addmv, "addmv_"), (addr, "addr_"), (addbmm, "addbmm_")):
+    torch_form(*((getattr(torch, _name),) if hasattr(torch, _name) else ()), methods=(_name,))(_in_place(_op, _name))
 
 
 @torch_form(methods=("__rmatmul__",))
