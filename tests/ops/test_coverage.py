@@ -100,7 +100,8 @@ EXPECTED_FAMILIES = _by_name({
                              "linalg_lu_factor_ex lu lu_unpack linalg_qr qr geqrf ormqr linalg_householder_product "
                              "linalg_svd linalg_svdvals svd linalg_eig linalg_eigvals linalg_eigh linalg_eigvalsh "
                              "linalg_ldl_factor linalg_ldl_factor_ex",
-    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed empty "
+    "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed get_rng_state "
+                 "set_rng_state empty "
                  "empty_like full_like scalar_tensor eye tensor linspace logspace randint randint_like randperm normal",
     "conversions": "to clone contiguous",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm instance_norm local_response_norm normalize",
@@ -147,7 +148,8 @@ EXPECTED_PRIM_FAMILIES = _by_name({
                       "cholesky_inverse lu_solve ldl_solve lstsq pinv matrix_rank cond",
     "linalg_decompositions": "cholesky cholesky_ex lu lu_factor_ex lu_unpack qr geqrf householder_product ormqr svd "
                              "svdvals eig eigvals eigh eigvalsh ldl_factor_ex",
-    "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed",
+    "factories": "full iota empty tensor linspace logspace uniform normal bernoulli randint randperm manual_seed "
+                 "get_rng_state set_rng_state",
     "fft": "fft_c2c fft_r2c fft_c2r conj",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",

@@ -1,7 +1,7 @@
 """The factories: zeros, ones, full, arange, eye, the *_like forms, empty (cases fill it:
 its values are unspecified), tensor from Python numbers, linspace and logspace, the
 random draws (rand, randn, randint, randperm, normal and their *_like forms) and
-manual_seed, and their prims (full, iota, empty, tensor, linspace, logspace, uniform,
+manual_seed, get/set_rng_state, and their prims (full, iota, empty, tensor, linspace, logspace, uniform,
 normal, bernoulli, randint, randperm, manual_seed). Random cases run under one seed and
 must agree with eager bitwise. The
 bernoulli prim (dropout's draw) is checked here directly, its meta rule against its
@@ -215,6 +215,17 @@ def _reseeded(x):
 
 
 case(("manual_seed", "rand_like", "randn"), "reseeded", _reseeded, T("f32", (3, 4)), random=True)
+
+
+def _restored(x):
+    # The draw after restoring the state repeats the one after reading it.
+    state = torch.get_rng_state()
+    a = torch.rand_like(x)
+    torch.random.set_rng_state(state)
+    return a - torch.rand_like(x), torch.randn(2)
+
+
+case(("get_rng_state", "set_rng_state", "rand_like"), "restored", _restored, T("f32", (3, 4)), random=True)
 
 # --- keywords and Tensor methods -----------------------------------------------------------------------
 

@@ -72,14 +72,24 @@ def _refuse_at_caller(message: str) -> TracingError:
                         source=where.text if where else "")
 
 
-_SET_RNG_STATE = (torch.random.set_rng_state, torch.cuda.set_rng_state)
+_RNG_STATE = (torch.random.get_rng_state, torch.random.set_rng_state, torch.cuda.set_rng_state)
 
 
-def _set_rng_state(*args, **kwargs):
-    # Restoring a state (torch.random.fork_rng does on leaving) makes eager draw the same
-    # numbers again; the trace's random ops would draw fresh ones.
-    raise _refuse_at_caller("setting torch's RNG state inside the entry (torch.set_rng_state, torch.random.fork_rng) "
-                            "is not traced: the trace would draw fresh numbers where eager repeats them")
+def _get_rng_state():
+    # Torch reads the generator below any mode: handed to the tracer, it is an op.
+    return handle_torch_function(_RNG_STATE[0], ())
+
+
+def _set_rng_state(new_state):
+    return handle_torch_function(_RNG_STATE[1], (), new_state)
+
+
+def _set_cuda_rng_state(*args, **kwargs):
+    # Restoring a state makes eager draw the same numbers again; the trace, which does not
+    # model CUDA's generator, would draw fresh ones.
+    raise _refuse_at_caller("setting the CUDA generator's state inside the entry (torch.cuda.set_rng_state, "
+                            "torch.random.fork_rng on a CUDA machine) is not traced: the trace would draw fresh "
+                            "numbers where eager repeats them")
 
 
 def _set_default_dtype(dtype):
@@ -147,7 +157,9 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.Tensor.as_subclass = _as_subclass
     torch.manual_seed = torch.random.manual_seed = _manual_seed
     torch.set_default_dtype = _set_default_dtype
-    torch.set_rng_state = torch.random.set_rng_state = torch.cuda.set_rng_state = _set_rng_state
+    torch.get_rng_state = torch.random.get_rng_state = _get_rng_state
+    torch.set_rng_state = torch.random.set_rng_state = _set_rng_state
+    torch.cuda.set_rng_state = _set_cuda_rng_state
     factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
                  } if symbolic else {}
     if symbolic:
@@ -162,7 +174,8 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         del torch.Tensor.as_subclass
         torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
         torch.set_default_dtype = _SET_DEFAULT_DTYPE
-        torch.set_rng_state = torch.random.set_rng_state = _SET_RNG_STATE[0]
-        torch.cuda.set_rng_state = _SET_RNG_STATE[1]
+        torch.get_rng_state = torch.random.get_rng_state = _RNG_STATE[0]
+        torch.set_rng_state = torch.random.set_rng_state = _RNG_STATE[1]
+        torch.cuda.set_rng_state = _RNG_STATE[2]
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

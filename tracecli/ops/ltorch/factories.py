@@ -323,6 +323,20 @@ def manual_seed(seed):
     prims.manual_seed(seed)
 
 
+# torch.random.fork_rng reads the state on entering and restores it on leaving: the draws
+# after it repeat eager's because the trace restores the state where the program did.
+@symbol(torch.get_rng_state, tags=(Tag.SIDE_EFFECT,))
+def get_rng_state():
+    """a copy of torch's CPU generator's state, read as the program did at this point"""
+    return prims.get_rng_state()
+
+
+@symbol(torch.set_rng_state, tags=(Tag.SIDE_EFFECT,))
+def set_rng_state(new_state):
+    """restores torch's CPU generator to a state read before: the draws after it repeat"""
+    prims.set_rng_state(expect_tensor(new_state, "set_rng_state"))
+
+
 # --- uninitialised memory -------------------------------------------------------------------
 # Its values are whatever the memory held: the executors make it with torch.empty, and a
 # comparison with eager compares only the types of what is computed from them.

@@ -1,5 +1,6 @@
 """Factory prims: full, iota, empty, tensor (a literal), linspace and logspace, the random
-draws uniform, normal, bernoulli, randint and randperm, and manual_seed.
+draws uniform, normal, bernoulli, randint and randperm, manual_seed, and reading and
+restoring the generator's state.
 
 Random prims draw from torch's global generator the way eager's factories do, so eager
 and traced runs under one seed agree bit for bit; manual_seed seeds that generator where
@@ -201,4 +202,27 @@ def _manual_seed(seed) -> None:
 manual_seed = prim(
     "manual_seed", _seed_meta, _manual_seed, tags=(Tag.SIDE_EFFECT,),
     doc="seeds torch's global generator (every device's): the draws after it repeat eager's",
+)
+
+
+# The CPU generator's state: a byte tensor of a size fixed by torch's generator.
+_STATE_SIZE = torch.random.get_rng_state().numel()
+_GET_RNG_STATE, _SET_RNG_STATE = torch.random.get_rng_state, torch.random.set_rng_state
+
+
+def _get_rng_state_meta() -> TensorType:
+    return TensorType((_STATE_SIZE,), dtypes.uint8, "cpu")
+
+
+def _set_rng_state_meta(state) -> None:
+    if state.dtype is not dtypes.uint8 or state.device != "cpu" or tuple(state.shape) != (_STATE_SIZE,):
+        raise TypeError(f"set_rng_state takes a cpu uint8[{_STATE_SIZE}] state (from torch.get_rng_state)")
+
+
+# Reading the state is pinned where the program read it (never merged, dropped or moved).
+get_rng_state = prim("get_rng_state", _get_rng_state_meta, _GET_RNG_STATE, tags=(Tag.SIDE_EFFECT,),
+                     doc="a copy of the CPU generator's state")
+set_rng_state = prim(
+    "set_rng_state", _set_rng_state_meta, _SET_RNG_STATE, tags=(Tag.SIDE_EFFECT,),
+    doc="restores the CPU generator's state: the draws after it repeat those after its reading",
 )
