@@ -2,7 +2,7 @@
 
 Deterministic by construction: no timings, addresses or absolute paths. With
 `codegen=True` the same functions emit the executable body (no source comments,
-no subsymbols), so what is printed is what runs. Objects with no literal spelling
+no subsymbols, and a `del` after each tensor's last use), so what is printed is what runs. Objects with no literal spelling
 print as their torch path or as a name the generated code binds (core/bindings.py).
 """
 
@@ -14,7 +14,7 @@ import math
 from tracecli.core.bindings import Bindings, hint, path_of
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import rebuild_call
+from tracecli.core.pytree import rebuild_call, values_in
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
@@ -158,6 +158,27 @@ def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: f
         _append_subsymbols(lines, sub, level + 1, depth, bindings)
 
 
+def last_uses(trace: Trace) -> dict[int, list[str]]:
+    """For each top-level bound symbol (by index), the tensors no later one reads: freed
+    right after it in the generated code, so the allocator reuses their memory as eager's
+    does (a function holding every intermediate until it returns would hold all of a
+    model's activations at once). Inputs stay (the caller holds them) and so do outputs."""
+    keep = {v.name for v in trace.inputs} | {v.name for v in values_in(trace.output)}
+    last: dict[str, int] = {}
+    for index, bsym in enumerate(trace.bsyms):
+        for value in bsym.output_values():
+            if type(value) is TensorValue:
+                last[value.name] = index
+        for value in bsym.arg_values():
+            if type(value) is TensorValue:
+                last[value.name] = index
+    frees: dict[int, list[str]] = {}
+    for name, index in last.items():
+        if name not in keep:
+            frees.setdefault(index, []).append(name)
+    return frees
+
+
 def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None) -> str:
     """The trace text. `depth` is how many subsymbol levels to show (math.inf: all).
     `bindings` (from `Bindings.for_trace` with the same `codegen`) lets the caller bind
@@ -178,7 +199,8 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
         lines.extend(INDENT + line for line in dims_lines(trace))
     previous_source = None
     previous_scope = ""
-    for bsym in trace.bsyms:
+    frees = last_uses(trace) if codegen else {}
+    for index, bsym in enumerate(trace.bsyms):
         src = bsym.source
         if not codegen and bsym.scope != previous_scope:
             # Module traces say where the submodule changes; "" is the entry module itself.
@@ -194,6 +216,8 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
         lines.append(INDENT + format_bsym(bsym, bindings))
         if not codegen:
             _append_subsymbols(lines, bsym, 1, depth, bindings)
+        elif index in frees:
+            lines.append(f"{INDENT}del {', '.join(frees[index])}")
     if not codegen:
         lines.append("")
     lines.append(f"{INDENT}return {format_constant(trace.output, bindings)}")
