@@ -13,9 +13,9 @@ from pathlib import Path
 import torch
 
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.compare import compare_outputs
 from tracecli.frontend.loader import load_script
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import compare_outputs
 
 SAMPLES = ("hf_gpt2.py", "hf_llama.py", "hf_bert.py")
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,10 +16,10 @@ from programs import mlp, mlp_inputs, write_chain
 from timing import Clock, calibrate, per_call_seconds
 
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.size_guards import size_check
 from tracecli.frontend.loader import load_script
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.size_guards import size_check
 
 DYNAMIC = DimPolicy(dynamic=True)
 

@@ -12,9 +12,9 @@ from tests.ops.harness import Case
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
 from tracecli.core.verify import verify
-from tracecli.executors.compare import compare_outputs, working_dtypes
-from tracecli.executors.runner import compile_for
+from tracecli.executors import compile_for
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import compare_outputs, working_dtypes
 from tracecli.passes.lower import lower
 
 CASE_MODULES = sorted(

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracecli.core.errors import UserError
-from tracecli.executors.runner import trace_script
+from tracecli.jobs.runner import trace_script
 from tracecli.passes.pipeline import parse_passes
 
 # Statements over 4x4 float tensors; {0} is the new variable, {1} and {2} existing ones.
@@ -116,7 +116,7 @@ def test_what_trace_accepts_run_matches(tmp_path, source, passes, executor):
         trace_script(f"{script}:f", execute=False, steps=parse_passes(passes))
     except UserError:
         return  # refused with a clear error: allowed, never wrong
-    job = trace_script(f"{script}:f", steps=parse_passes(passes), executor=executor, timing=False)
+    job = trace_script(f"{script}:f", steps=parse_passes(passes), executor=executor, repeat=0)
     problems = [
         f"{check.name}: {check.problem}"
         for call in job.calls for check in (*call.report.outputs, *call.report.written) if not check.match

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracecli.core.errors import TracingError
-from tracecli.executors.runner import compile_for
+from tracecli.executors import compile_for
 from tracecli.frontend.tracer import trace_callable
 from tracecli.passes.pipeline import parse_passes, run_pipeline
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tracecli"
-LAYERS = ["core", "ops", "frontend", "passes", "executors", "render", "cli"]
+LAYERS = ["core", "ops", "frontend", "passes", "executors", "jobs", "render", "cli"]
 FILES = sorted(p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] in LAYERS)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_cli import write
 from tracecli.cli.options import DYNAMIC, offered
-from tracecli.executors.runner import trace_script
+from tracecli.jobs.runner import trace_script
 from tracecli.render.calls_view import MAX_TRACES, specialisation_notes
 
 LOOP = """

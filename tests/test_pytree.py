@@ -22,8 +22,8 @@ from tracecli.core.pytree import (
 )
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.runner import trace_script
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.runner import trace_script
 from tracecli.passes.pipeline import parse_passes, run_pipeline
 
 Point = namedtuple("Point", "x y")

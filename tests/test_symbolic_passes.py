@@ -20,9 +20,9 @@ from tracecli.core.printing import format_trace
 from tracecli.core.trace import Trace, walk
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.size_guards import size_check
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.size_guards import size_check
 from tracecli.passes.pipeline import parse_passes, run_pipeline
 
 

@@ -97,9 +97,14 @@ def test_a_user_pass_reads_its_own_options(cli, tmp_path):
 # --- the README's own example, as written there -------------------------------------------
 
 
-def _readme_passes_section() -> str:
+def readme_section(title: str) -> str:
     text = (ROOT / "README.md").read_text()
-    return text[text.index("\n## Passes\n") : text.index("\n## Diffs\n")]
+    start = text.index(f"\n## {title}\n")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def _readme_passes_section() -> str:
+    return readme_section("Passes")
 
 
 def _fenced(section: str, fence: str) -> list[str]:

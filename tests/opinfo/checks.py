@@ -13,7 +13,7 @@ from tracecli.core.dtypes import DType
 from tracecli.core.pytree import TreeSpec, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
-from tracecli.executors.compare import TOLERANCES, quiet
+from tracecli.jobs.compare import TOLERANCES, quiet
 from tracecli.ops.torch_bridge import TO_TORCH
 
 

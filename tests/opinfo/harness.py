@@ -38,8 +38,8 @@ from tracecli.core.pytree import tree_flatten, tree_unflatten
 from tracecli.core.trace import Trace, walk
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.compare import quiet, working_dtypes
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import quiet, working_dtypes
 from tracecli.passes.lower import lower
 
 SEED = 0

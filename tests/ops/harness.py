@@ -27,10 +27,10 @@ from tracecli.core.trace import Trace, walk
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
-from tracecli.executors.compare import compare_outputs
-from tracecli.executors.size_guards import size_check
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
+from tracecli.jobs.compare import compare_outputs
+from tracecli.jobs.size_guards import size_check
 from tracecli.ops import prims
 from tracecli.ops.promotion import ShapeError
 from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH

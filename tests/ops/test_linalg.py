@@ -24,9 +24,9 @@ from tests.ops.harness import (
     rows_by_id,
 )
 from tracecli.core.errors import TracingError
-from tracecli.executors.compare import compare_outputs, working_dtypes
-from tracecli.executors.runner import compile_for
+from tracecli.executors import compile_for
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import compare_outputs, working_dtypes
 
 CASES: list[Case] = []
 case = case_adder(CASES)

@@ -15,9 +15,9 @@ from tests.ops.harness import Case, T, case_adder, check_case, refusal_tests
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
 from tracecli.core.values import TensorType, TensorValue
-from tracecli.executors.compare import compare_outputs, working_dtypes
-from tracecli.executors.runner import compile_for
+from tracecli.executors import compile_for
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import compare_outputs, working_dtypes
 from tracecli.ops import prims
 from tracecli.ops.torch_bridge import FROM_TORCH
 

@@ -1,10 +1,8 @@
-"""The `tracecli` command: thin typer commands over tracecli.executors.runner."""
+"""The `tracecli` command: thin typer commands over tracecli.jobs.runner."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import json
 import sys
 from importlib import metadata
 from typing import Annotated
@@ -14,14 +12,11 @@ import typer
 
 from tracecli.cli import options as opt
 from tracecli.cli.diff_command import diff
-from tracecli.executors.examine import examine_script
-from tracecli.executors.runner import JobResult, trace_script
+from tracecli.executors import EXECUTORS
+from tracecli.jobs.examine import examine_script
+from tracecli.jobs.runner import DEFAULT_REPEAT, JobResult, trace_script
 from tracecli.passes.base import REGISTRY
-from tracecli.render.calls_view import print_job
-from tracecli.render.console import make_console
-from tracecli.render.examine_view import examine_json, print_examine
-from tracecli.render.json_report import job_json
-from tracecli.render.sizes_view import print_sized
+from tracecli.render.reports import ExamineReport, JobReport, emit
 
 app = typer.Typer(
     add_completion=False, rich_markup_mode=None,
@@ -48,47 +43,31 @@ def _main(
         raise typer.Exit(0)
 
 
-def announce_entry(job: JobResult, color: opt.Color) -> None:
-    if job.entry_reason != "given":
-        make_console(color.value, stderr=True).print(
-            f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False, highlight=False
-        )
-
-
 def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool,
-              executor: str = "torch", script_args: list[str] | None = None, timing: bool = True,
+              executor: str = "torch", script_args: list[str] | None = None, repeat: int = 0,
               dynamic: bool = False, sizes: list[str] | None = None) -> JobResult:
-    # With --format json stdout carries one JSON object: what the script prints goes to stderr.
-    with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
+    with opt.script_output(fmt):
         return trace_script(
             target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=execute, steps=steps,
-            check=verify, executor=executor, script_args=script_args, timing=timing, dynamic=dynamic, sizes=sizes,
+            check=verify, executor=executor, script_args=script_args, repeat=repeat, dynamic=dynamic, sizes=sizes,
         )
-
-
-def _emit(command: str, job: JobResult, depth: float, fmt: opt.Format, color: opt.Color, all_traces: bool) -> None:
-    announce_entry(job, color)
-    if fmt is opt.Format.json:
-        sys.stdout.write(json.dumps(job_json(command, job, depth), indent=2) + "\n")
-        return
-    if job.symbolic:
-        print_sized(make_console(color.value), job, depth)
-        return
-    print_job(make_console(color.value), job, depth, all_traces=all_traces, dynamic_option=opt.offered(opt.DYNAMIC))
 
 
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             executor: str = "torch", script_args: list[str] | None = None, timing: bool = True,
-             all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None):
+             executor: str = "torch", script_args: list[str] | None = None, repeat: int = 0,
+             all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None,
+             executor_files: list[str] | None = None):
     def work():
+        opt.load_executors(executor_files)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
-                        executor=executor, script_args=script_args, timing=timing, dynamic=dynamic, sizes=sizes)
+                        executor=executor, script_args=script_args, repeat=repeat, dynamic=dynamic, sizes=sizes)
         return job, levels
 
     job, levels = opt.guarded(debug, color, work)
-    _emit(command, job, levels, fmt, color, all_traces)
+    opt.announce_entry(job, color)
+    emit(JobReport(command, job, levels, all_traces, opt.offered(opt.DYNAMIC)), fmt.value, color.value)
     if not job.match:
         raise typer.Exit(1)
 
@@ -98,12 +77,14 @@ def run(
     target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False, executor: opt.Executor = "torch", no_timing: opt.NoTiming = False,
-    all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False, sizes: opt.Sizes = None,
+    debug: opt.Debug = False, executor: opt.Executor = "torch", executor_files: opt.ExecutorFiles = None,
+    no_timing: opt.NoTiming = False, repeat: opt.Repeat = DEFAULT_REPEAT, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
+    sizes: opt.Sizes = None,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
     _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor,
-             script_args, timing=not no_timing, all_traces=all_traces, dynamic=dynamic, sizes=sizes)
+             script_args, repeat=0 if no_timing else repeat, all_traces=all_traces, dynamic=dynamic, sizes=sizes,
+             executor_files=executor_files)
 
 
 @app.command()
@@ -129,6 +110,16 @@ def passes(pass_files: opt.PassFiles = None, color: opt.ColorOpt = opt.Color.aut
 
 
 @app.command()
+def executors(executor_files: opt.ExecutorFiles = None, color: opt.ColorOpt = opt.Color.auto,
+              debug: opt.Debug = False) -> None:
+    """List the executors, each with its one-line description."""
+    names = opt.guarded(debug, color, lambda: opt.load_executors(executor_files))
+    width = max(len(name) for name in names)
+    for name in names:
+        sys.stdout.write(f"{name.ljust(width)}  {EXECUTORS[name].description}\n")
+
+
+@app.command()
 def examine(
     target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
@@ -138,17 +129,14 @@ def examine(
     """Which ops the program uses, which are modelled or opaque, and what could not be traced."""
 
     def work():
-        with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
+        with opt.script_output(fmt):
             return examine_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed),
                                   script_args=script_args)
 
     report = opt.guarded(debug, color, work)
     if report.job is not None:
-        announce_entry(report.job, color)
-    if fmt is opt.Format.json:
-        sys.stdout.write(json.dumps(examine_json(report), indent=2) + "\n")
-    else:
-        print_examine(make_console(color.value), report)
+        opt.announce_entry(report.job, color)
+    emit(ExamineReport(report), fmt.value, color.value)
     if report.untraceable or (strict and report.opaque):
         raise typer.Exit(1)
 

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import sys
 from typing import Annotated
 
 import typer
 
 from tracecli.cli import options as opt
 from tracecli.core.errors import UserError
-from tracecli.core.printing import format_trace
-from tracecli.executors.runner import trace_script
+from tracecli.jobs.runner import trace_script
 from tracecli.passes.pipeline import known_passes
-from tracecli.render.calls_view import show_groups
-from tracecli.render.console import make_console
-from tracecli.render.diff import text_diff
-from tracecli.render.diff_report import describe, diff_json, stat_rows, step_diffs, whole_diff
-from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat, print_text_diff
-from tracecli.render.groups import group_calls
-from tracecli.render.json_report import FORMAT_VERSION, grouping_json
+from tracecli.render.reports import DiffLayout, DiffReport, emit
 from tracecli.render.save import check_saveable, save_stages
 
 Each = Annotated[bool, typer.Option("--each", help="One diff per pass that changed something.")]
@@ -63,66 +53,21 @@ def diff(
             raise UserError(f"diff needs passes to compare against, e.g. -p dce,cse,rename (known passes: {known_passes()})")
         if save is not None and os.path.exists(save) and not os.path.isdir(save):
             raise UserError(f"--save {save}: exists and is not a directory")
-        with contextlib.redirect_stdout(sys.stderr) if fmt is opt.Format.json else contextlib.nullcontext():
+        with opt.script_output(fmt):
             job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
                                steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic)
-        reports = [diff_json(job, call.stages, levels) for call in job.calls]
+        report = DiffReport(job, levels, DiffLayout(each, side_by_side, stat, text), all_traces,
+                            opt.offered(opt.DYNAMIC))
         if save is not None:
             for call in job.calls:  # every call's files or none
                 check_saveable(call.stages)
-            for i, (call, report) in enumerate(zip(job.calls, reports, strict=True)):
+            for i, (call, per_call) in enumerate(zip(job.calls, report.per_call, strict=True)):
                 folder = save if len(job.calls) == 1 else os.path.join(save, f"call-{i + 1}")
-                save_stages(folder, call.stages, levels, report)
-        return job, levels, reports
+                save_stages(folder, call.stages, levels, per_call)
+        return report
 
-    job, levels, reports = opt.guarded(debug, color, work)
-    if job.entry_reason != "given":
-        make_console(color.value, stderr=True).print(f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False)
-    # Calls whose every stage prints alike show one diff (a main block calling the entry in a loop).
-    def stages_text(call) -> str:
-        return "\0".join(format_trace(stage.trace, levels) for stage in call.stages)
-
-    if fmt is opt.Format.json:
-        if len(reports) == 1:
-            out = reports[0]
-        else:
-            per_call, grouping = grouping_json(job.calls, stages_text)
-            calls = [{**report, **group} for report, group in zip(reports, per_call, strict=True)]
-            out = {"format": FORMAT_VERSION, "command": "diff", "calls": calls, **grouping}
-        sys.stdout.write(json.dumps(out, indent=2) + "\n")
-    else:
-        console = make_console(color.value)
-
-        def show(group) -> None:
-            _show(console, group.calls[0].stages, levels, each=each, side_by_side=side_by_side, stat=stat, text=text)
-
-        show_groups(console, job, group_calls(job.calls, stages_text), show, all_traces=all_traces,
-                    dynamic_option=opt.offered(opt.DYNAMIC))
-    if exit_code and any(r["changed"] for r in reports):
+    report = opt.guarded(debug, color, work)
+    opt.announce_entry(report.job, color)
+    emit(report, fmt.value, color.value)
+    if exit_code and report.changed:
         raise typer.Exit(1)
-
-
-def _show(console, stages, depth: float, *, each: bool, side_by_side: bool, stat: bool, text: bool) -> None:
-    if stat:
-        print_stat(console, stat_rows(stages))
-        return
-    if text:
-        print_text_diff(console, text_diff(stages[0].trace, stages[-1].trace, depth))
-        return
-    show = print_side_by_side if side_by_side else print_diff
-    if each:
-        unchanged = []
-        for stage, diff in step_diffs(stages, depth):
-            if not diff.changed:
-                unchanged.append(stage.name)
-                continue
-            console.print(f"── {describe(stage)} ──", markup=False, style="bold")
-            show(console, diff)
-        if unchanged:
-            console.print(f"unchanged: {', '.join(unchanged)}", markup=False)
-        return
-    diff = whole_diff(stages, depth)
-    if not diff.changed:
-        console.print(f"no change: {', '.join(s.name for s in stages[1:])} left the trace as it was", markup=False)
-        return
-    show(console, diff)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import traceback
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Annotated
 
@@ -13,7 +15,9 @@ import typer
 
 from tracecli.core.errors import UserError
 from tracecli.core.verify import VerificationError
-from tracecli.executors.runner import CompiledRunError
+from tracecli.executors import EXECUTORS, CompiledRunError
+from tracecli.executors.files import load_executor_file
+from tracecli.jobs.runner import JobResult
 from tracecli.passes.pipeline import Step, load_pass_file, parse_passes
 from tracecli.render.calls_view import MAX_TRACES
 from tracecli.render.console import make_console
@@ -56,15 +60,24 @@ FormatOpt = Annotated[Format, typer.Option("--format", help="text, or one JSON o
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour output: auto (terminal only), always, never.")]
 Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs, the script's main block and both runs.")]
 Executor = Annotated[
-    str, typer.Option("--executor", "-e", metavar="torch|prims",
-                      help="torch: run the trace as printed; prims: run it lowered to prims (checks the decompositions)."),
+    str, typer.Option("--executor", "-e", metavar="NAME",
+                      help="How the trace runs: torch (as printed), prims (lowered to prims, checks the decompositions), "
+                           "or another registered executor (`tracecli executors` lists them)."),
+]
+ExecutorFiles = Annotated[
+    list[str] | None,
+    typer.Option("--executor-file", metavar="FILE", help="A Python file that registers executors of your own. Repeatable."),
 ]
 Debug = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks for errors.")]
 AllTraces = Annotated[
     bool, typer.Option("--all-traces", help=f"Print every distinct trace of a script's main block, not only the first {MAX_TRACES}."),
 ]
 NoTiming = Annotated[
-    bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not ~50 times)."),
+    bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not N+1 times)."),
+]
+Repeat = Annotated[
+    int, typer.Option("--repeat", metavar="N", min=1,
+                      help="Time eager and compiled calls as the median of N calls each, after a warm-up."),
 ]
 
 
@@ -115,6 +128,31 @@ def refuse_conflicts(given: dict[str, bool], conflicts: list[tuple[str, str, str
     for first, second, why in conflicts:
         if given.get(first) and given.get(second):
             raise UserError(f"{first} and {second} cannot be used together: {why}")
+
+
+@contextlib.contextmanager
+def script_output(fmt: Format) -> Iterator[None]:
+    """With --format json stdout carries one JSON object: what the script prints goes to stderr."""
+    if fmt is Format.json:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    else:
+        yield
+
+
+def announce_entry(job: JobResult, color: Color) -> None:
+    """Which entry tracecli chose, on stderr, when the user did not name it."""
+    if job.entry_reason != "given":
+        make_console(color.value, stderr=True).print(
+            f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False, highlight=False
+        )
+
+
+def load_executors(executor_files: list[str] | None) -> list[str]:
+    """Load the users' executor files; the names of every executor known after."""
+    for path in executor_files or []:
+        load_executor_file(path)
+    return sorted(EXECUTORS)
 
 
 def pipeline_steps(passes: list[str] | None, pass_files: list[str] | None) -> list[Step]:

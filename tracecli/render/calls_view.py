@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tracecli.core.printing import format_trace
-from tracecli.executors.runner import JobResult, TracedCall
+from tracecli.jobs.runner import JobResult, TracedCall
 from tracecli.render.groups import TraceGroup, call_numbers, group_calls, specialised_arguments, value_list
 from tracecli.render.text import print_report, print_trace
 
@@ -93,7 +93,7 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
             console.print()
             if len(group.calls) > 1:
                 console.print(f"call {call.served[0] + 1}:", markup=False)
-            print_report(console, call.report, job.executor)
+            print_report(console, call.report, job.executor_label)
         if len(matching) > 1:
             console.print(f"{len(matching) - 1} more calls with this trace match eager", markup=False)
 

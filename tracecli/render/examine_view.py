@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracecli.executors.examine import ExamineReport
+from tracecli.jobs.examine import ExamineReport
 from tracecli.render.console import print_table
 from tracecli.render.json_report import FORMAT_VERSION
 from tracecli.render.trace_style import OPAQUE_OP, op_style, style_call_site

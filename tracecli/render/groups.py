@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracecli.core.values import NumberValue
-from tracecli.executors.runner import TracedCall
+from tracecli.jobs.runner import TracedCall
 
 
 @dataclass

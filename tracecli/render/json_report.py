@@ -8,8 +8,8 @@ from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_leaves
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
-from tracecli.executors.compare import RunReport
-from tracecli.executors.runner import JobResult
+from tracecli.jobs.compare import RunReport
+from tracecli.jobs.runner import JobResult
 from tracecli.render.groups import group_calls, specialised_arguments
 
 # The version of every JSON object tracecli prints (run, trace, diff, examine).
@@ -48,6 +48,10 @@ def _report(report: RunReport) -> dict:
         "match": report.match,
         "eager_ms": report.eager_ms,
         "compiled_ms": report.compiled_ms,
+        "speedup": report.speedup,
+        "repeat": report.repeat,
+        "compile_ms": report.compile_ms,
+        "first_call_ms": report.first_call_ms,
         "outputs": [_check(o) for o in report.outputs],
         "written": [_check(w) for w in report.written],
     }
@@ -97,6 +101,7 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         "entry_reason": job.entry_reason,
         "device": job.device,
         "executor": job.executor,
+        "claimed": job.claimed,
         "calls": [],
     }
     if job.symbolic and job.sized:

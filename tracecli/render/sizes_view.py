@@ -10,7 +10,7 @@ from rich.text import Text
 
 from tracecli.core.dims import Dim
 from tracecli.core.printing import format_trace
-from tracecli.executors.runner import JobResult, SizedCall
+from tracecli.jobs.runner import JobResult, SizedCall
 from tracecli.render.console import print_table
 from tracecli.render.groups import call_numbers
 from tracecli.render.text import print_report, print_trace
@@ -69,5 +69,5 @@ def print_sized(console: Console, job: JobResult, depth: float) -> None:
         if call.report is not None and not call.report.match:
             console.print()
             console.print(f"call {number} ({sizes_text(call.sizes)}):", markup=False)
-            print_report(console, call.report, job.executor)
+            print_report(console, call.report, job.executor_label)
     console.print(summary(job), markup=False, soft_wrap=True)

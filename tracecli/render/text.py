@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tracecli.executors.compare import RunReport
+from tracecli.jobs.compare import RunReport
 from tracecli.render.console import colored, print_table
 from tracecli.render.trace_style import style_trace
 
@@ -28,7 +28,7 @@ def _fmt_error(value: float | None) -> str:
     return "0" if value == 0 else f"{value:.3g}"
 
 
-def print_report(console: Console, report: RunReport, executor: str = "torch") -> None:
+def print_report(console: Console, report: RunReport, executor: str = "torch executor") -> None:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for column in ("output", "shape", "dtype", "match", "max abs err", "max rel err"):
         table.add_column(column, justify="right" if column.startswith("max") else "left")
@@ -61,7 +61,16 @@ def _verdict(report: RunReport) -> str:
     return f"{differ} of {n + w} ({n} output{'s' if n != 1 else ''}, {w} written input{'s' if w != 1 else ''}) differ from eager"
 
 
+def _ms(ms: float) -> str:
+    return f"{ms / 1e3:.2f} s" if ms >= 1e3 else f"{ms:.3f} ms"
+
+
 def _timing(report: RunReport, executor: str) -> str:
     if report.eager_ms is None:
-        return f"compiled ({executor} executor), not timed"
-    return f"eager {report.eager_ms:.3f} ms · compiled ({executor} executor) {report.compiled_ms:.3f} ms"
+        return f"compiled ({executor}), not timed"
+    line = f"eager {_ms(report.eager_ms)} · compiled ({executor}) {_ms(report.compiled_ms)}"
+    if report.speedup is not None:
+        line += f", {report.speedup:.2f}x eager's speed"
+    if report.compile_ms is not None and report.first_call_ms is not None:
+        line += f" · compiling {_ms(report.compile_ms)}, first call {_ms(report.first_call_ms)}"
+    return line

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import type_comment
 from tracecli.core.trace import walk
-from tracecli.executors.runner import JobResult, trace_script
+from tracecli.jobs.runner import JobResult, trace_script
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,14 +13,10 @@ from dataclasses import dataclass, field
 import torch
 
 from tracecli.core.errors import UserError
-from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_key
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
-from tracecli.executors.codegen import compile_trace
-from tracecli.executors.compare import RunReport, check_against_eager, quiet
-from tracecli.executors.guards import Guard, guard_for
-from tracecli.executors.size_guards import SizeCheck, size_check
+from tracecli.executors import EXECUTORS, CompiledRunError, compile_for
 from tracecli.frontend.inputs import (
     call_sample_inputs,
     check_device,
@@ -41,14 +38,15 @@ from tracecli.frontend.loader import (
 from tracecli.frontend.resize import dim_sizes, resized_arguments
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
-from tracecli.passes.lower import lower
+from tracecli.jobs.compare import RunReport, check_against_eager, quiet
+from tracecli.jobs.guards import Guard, guard_for
+from tracecli.jobs.size_guards import SizeCheck, size_check
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
+# Timed calls of eager and of the compiled trace each, by default (`--repeat`).
+DEFAULT_REPEAT = 10
+
 _ENTRY_SUFFIX = re.compile(r"^(?P<path>.+?):(?P<entry>[A-Za-z_][A-Za-z0-9_]*)$")
-
-
-class CompiledRunError(Exception):
-    """The compiled trace failed to run although eager ran: a fault of the trace."""
 
 
 @dataclass
@@ -86,9 +84,26 @@ class JobResult:
     device: str
     calls: list[TracedCall] = field(default_factory=list)
     executor: str = "torch"
+    # The symbols the executor ran itself (not as the torch executor runs them), over all calls.
+    claimed: list[str] = field(default_factory=list)
     # With symbolic sizes (--dynamic, named dims, --sizes): one row per call.
     sized: list[SizedCall] = field(default_factory=list)
     symbolic: bool = False
+
+    def compiled(self, trace: Trace) -> Callable:
+        """The trace compiled for this job's executor, noting the symbols it claimed."""
+        start = time.perf_counter()
+        fn = compile_for(trace, self.executor)
+        fn.__tracecli_compile_ms__ = (time.perf_counter() - start) * 1e3
+        self.claimed.extend(name for name in fn.__tracecli_claimed__ if name not in self.claimed)
+        return fn
+
+    @property
+    def executor_label(self) -> str:
+        """`torch executor`; an executor that ran symbols itself says which."""
+        if not self.claimed:
+            return f"{self.executor} executor"
+        return f"{self.executor} executor running {', '.join(self.claimed)}; torch the rest"
 
     @property
     def match(self) -> bool:
@@ -113,38 +128,9 @@ def require_device(device: str, command: str) -> None:
         )
 
 
-EXECUTORS = ("torch", "prims")
-
-
-def compile_for(trace: Trace, executor: str) -> Callable:
-    """The callable an executor runs: torch runs the trace as printed; prims runs it
-    lowered all the way, through the prims' own implementations (checking every
-    decomposition against eager). `trace_script` has checked the name. A trace that does
-    not compile is our fault, reported as a compiled-run failure (exit 1), by `trace` too."""
-    lowered = lower(trace).trace if executor == "prims" else trace
-    try:
-        return _without_autocast(compile_trace(lowered))
-    except SyntaxError as exc:
-        raise CompiledRunError(f"the trace does not compile as Python: {exc}\n{format_trace(lowered)}") from exc
-
-
 def autocast_state() -> tuple:
     """What a trace depends on beyond its inputs: torch.autocast's state per device type."""
     return tuple((torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in ("cpu", "cuda"))
-
-
-def _without_autocast(fn: Callable) -> Callable:
-    """The trace already holds every cast autocast made while tracing: run it as written,
-    even when called inside an autocast region."""
-
-    def run(*args):
-        if torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda"):
-            with torch.autocast("cpu", enabled=False), torch.autocast("cuda", enabled=False):
-                return fn(*args)
-        return fn(*args)
-
-    run.__tracecli_source__ = fn.__tracecli_source__
-    return run
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
@@ -166,10 +152,11 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
 
 
 def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
-             device: str, script: Script, timing: bool, inputs: list | None = None) -> RunReport:
+             device: str, script: Script, repeat: int, inputs: list | None = None) -> RunReport:
     try:
         return check_against_eager(
-            call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, timing=timing,
+            call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, repeat=repeat,
+            compile_ms=getattr(compiled, "__tracecli_compile_ms__", None),
             inputs=inputs,
         )
     except Exception as exc:
@@ -186,20 +173,21 @@ def _frames(exc: BaseException):
 def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
     execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
-    script_args: list[str] | None = None, timing: bool = True, dynamic: bool = False, sizes: list[str] | None = None,
+    script_args: list[str] | None = None, repeat: int = DEFAULT_REPEAT, dynamic: bool = False, sizes: list[str] | None = None,
 ) -> JobResult:
     """`dynamic`: every dim of every tensor argument is a symbol; `sizes` (`n=5,m=7`):
     one more call at those sizes each, served by a trace whose guards hold if there is one."""
     device = check_device(device)
     if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r} (known: {', '.join(EXECUTORS)})")
+        raise UserError(f"unknown executor {executor!r} (known: {', '.join(sorted(EXECUTORS))}; "
+                        "--executor-file loads your own)")
     path, entry_name = split_target(target)
     if execute:
         require_device(device, "run")
     # The script sees its own command line, as when run with python: argv[0] is the script.
     with script_argv(path, script_args or []):
         return _trace_script(path, entry_name, device=device, input_specs=input_specs, seed=seed,
-                             execute=execute, steps=steps, check=check, executor=executor, timing=timing,
+                             execute=execute, steps=steps, check=check, executor=executor, repeat=repeat,
                              dynamic=dynamic, size_calls=parse_sizes(sizes or []))
 
 
@@ -222,7 +210,7 @@ def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[d
 
 
 def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs: list[str] | None, seed: int,
-                  execute: bool, steps: list[Step] | None, check: bool, executor: str, timing: bool,
+                  execute: bool, steps: list[Step] | None, check: bool, executor: str, repeat: int,
                   dynamic: bool = False, size_calls: list[dict[str, int]] | None = None) -> JobResult:
     size_calls = size_calls or []
     policy = _dim_policy(input_specs, dynamic, size_calls)
@@ -239,20 +227,20 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
         fn.to(device)
     result = JobResult(script, entry, reason, device, executor=executor, symbolic=policy is not None)
     if main_mode:
-        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, timing=timing,
+        _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, repeat=repeat,
                           stamp=not available, steps=steps or [], check=check, executor=executor, dims=policy)
         return result
     if policy is not None:
         _run_sizes(script, entry, fn, result, policy, input_specs, size_calls, device=device, seed=seed,
-                   execute=execute, timing=timing, stamp=not available, steps=steps or [], check=check,
+                   execute=execute, repeat=repeat, stamp=not available, steps=steps or [], check=check,
                    executor=executor)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
-    compiled = compile_for(call.final, executor)  # `trace` too: a printed trace is runnable code
+    compiled = result.compiled(call.final)  # `trace` too: a printed trace is runnable code
     if execute:
-        call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, timing)
+        call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat)
     result.calls.append(call)
     return result
 
@@ -272,7 +260,7 @@ def _instantiate(script: Script, entry: str, cls: type) -> torch.nn.Module:
 
 
 def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPolicy, input_specs: list[str] | None,
-               size_calls: list[dict[str, int]], *, device: str, seed: int, execute: bool, timing: bool, stamp: bool,
+               size_calls: list[dict[str, int]], *, device: str, seed: int, execute: bool, repeat: int, stamp: bool,
                steps: list[Step], check: bool, executor: str) -> None:
     """One call per size: the example's (sample_inputs, or the first --sizes with named
     dims), then each --sizes. A call runs the newest trace whose size check passes, or is
@@ -300,7 +288,7 @@ def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPol
         if found is None:
             program = _trace_entry(script, entry, fn, args, kwargs, device, stamp, policy)
             call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
-            compiled = compile_for(call.final, executor)
+            compiled = result.compiled(call.final)
             result.calls.append(call)
             found = (compiled, call, len(result.calls))
             # The check of the trace that runs, spelled as it prints (after rename: `rows`).
@@ -312,7 +300,7 @@ def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPol
         row = SizedCall(_sizes_of(call.final, sizes, args, kwargs, call.program), index, reused,
                         retraced=None if reused else failed)
         if execute:
-            row.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, timing,
+            row.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat,
                                   inputs=call.program.inputs_for(args, kwargs))
             if call.report is None:
                 call.report = row.report
@@ -383,7 +371,7 @@ class _TracingEntry:
 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
-                      execute: bool, timing: bool, stamp: bool, steps: list[Step], check: bool, executor: str,
+                      execute: bool, repeat: int, stamp: bool, steps: list[Step], check: bool, executor: str,
                       dims: DimPolicy | None = None) -> None:
     # Per signature, the traces made for it so far, each with what it took for granted
     # (and with symbolic sizes, the size check a call must pass).
@@ -410,10 +398,10 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims)
                 call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
-                compiled = compile_for(call.final, executor)
+                compiled = result.compiled(call.final)
                 if execute:
                     state = torch.get_rng_state()
-                    call.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, timing)
+                    call.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, repeat)
                     torch.set_rng_state(state)
             finally:
                 busy.pop()
@@ -431,7 +419,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 busy.append(True)
                 try:
                     state = torch.get_rng_state()
-                    row.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, False,
+                    row.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, 0,
                                           inputs=program.inputs_for(args, kwargs))
                     torch.set_rng_state(state)
                 finally:

@@ -45,13 +45,26 @@ class OutputCheck:
 @dataclass
 class RunReport:
     outputs: list[OutputCheck] = field(default_factory=list)
-    eager_ms: float | None = None  # None: not timed (--no-timing)
+    # Medians over `repeat` calls each, after a warm-up; None: not timed (--no-timing).
+    eager_ms: float | None = None
     compiled_ms: float | None = None
     written: list[OutputCheck] = field(default_factory=list)  # inputs the entry writes in place, afterwards
+    repeat: int = 0
+    # Making the callable (the executor's preparation and code generation), and the first
+    # call of it, where executors that compile lazily (inductor) do their work.
+    compile_ms: float | None = None
+    first_call_ms: float | None = None
 
     @property
     def match(self) -> bool:
         return all(o.match for o in (*self.outputs, *self.written))
+
+    @property
+    def speedup(self) -> float | None:
+        """How many times faster than eager the compiled call ran (below 1: slower)."""
+        if not self.eager_ms or not self.compiled_ms:
+            return None
+        return self.eager_ms / self.compiled_ms
 
 
 def compare_outputs(names: list[str], eager, compiled, working: list | None = None,
@@ -216,22 +229,30 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_call(fn: Callable, device: str, budget_s: float = 0.2, max_runs: int = 50) -> float:
-    """Median wall time of `fn()` in milliseconds over repeated runs."""
-    times = []
-    deadline = time.perf_counter() + budget_s
-    while len(times) < max_runs and (len(times) < 3 or time.perf_counter() < deadline):
-        _sync(device)
-        start = time.perf_counter()
+def _wall_ms(fn: Callable, device: str) -> float:
+    _sync(device)
+    start = time.perf_counter()
+    fn()
+    _sync(device)
+    return (time.perf_counter() - start) * 1e3
+
+
+def time_calls(calls: dict[str, Callable], device: str, repeat: int) -> dict[str, float]:
+    """Median wall time in milliseconds of each call over `repeat` runs, after one warm-up
+    each; the calls take turns, so what the machine does meanwhile hits them alike."""
+    for fn in calls.values():
         fn()
-        _sync(device)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(repeat):
+        for name, fn in calls.items():
+            times[name].append(_wall_ms(fn, device))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def check_against_eager(
     trace: Trace, compiled: Callable, eager: Callable, eager_args: tuple, eager_kwargs: dict,
-    program: TracedProgram, *, seed: int, device: str, timing: bool = True, inputs: list | None = None,
+    program: TracedProgram, *, seed: int, device: str, repeat: int = 0, inputs: list | None = None,
+    compile_ms: float | None = None,
 ) -> RunReport:
     """Run both from the same state with the same RNG seed; compare every output and every
     input the trace writes in place (as eager left it against as the trace did).
@@ -252,10 +273,15 @@ def check_against_eager(
     torch.manual_seed(seed)
     compiled_inputs = _clone(program.inputs if inputs is None else inputs)
     with torch.no_grad():
+        _sync(device)
+        start = time.perf_counter()
         actual = compiled(*compiled_inputs)
+        _sync(device)
+        first_call_ms = (time.perf_counter() - start) * 1e3
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     empty = unspecified_values(trace)
-    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace), _unspecified(names, empty)))
+    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace), _unspecified(names, empty)),
+                       compile_ms=compile_ms, first_call_ms=first_call_ms)
     if tree_flatten(expected)[1] != tree_flatten(actual)[1]:
         report.outputs.insert(0, OutputCheck("(structure)", None, None, False, problem=(
             f"eager returned {_structure(expected)}, the trace {_structure(actual)}")))
@@ -266,12 +292,13 @@ def check_against_eager(
         if value.name in written:
             values = final.get(value.name) not in empty
             report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values))
-    if timing:
+    if repeat:
         # The script's own output was shown once, by the eager run above; the timed runs
         # work on copies, and the state the eager ones change is put back.
         with torch.no_grad(), quiet():
-            report.eager_ms = time_call(lambda: eager(*args, **kwargs), device)
-            report.compiled_ms = time_call(lambda: compiled(*compiled_inputs), device)
+            times = time_calls({"eager": lambda: eager(*args, **kwargs),
+                                "compiled": lambda: compiled(*compiled_inputs)}, device, repeat)
+        report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
         _restore(state, saved)
     return report
 
