@@ -184,3 +184,23 @@ def test_rename_names_sizes_after_the_variables_and_sizes_may_use_those_names(cl
     assert "2 traces for 3 calls; every call matches eager" in out
     bad = cli("run", script, "--dynamic", "--sizes", "row=5")
     assert_user_error(bad, "--sizes names row, not a dim of the trace (its dims: s0 (rows), s1 (cols))")
+
+
+COMPARED_WITH_A_SIZE = """
+    import torch
+
+
+    def f(x):
+        n = x.shape[0]
+        i = torch.arange(n)
+        return (i >= n - 2).long() + (n - 3 < i).long() + x
+"""
+
+
+def test_a_tensor_compared_with_a_size_keeps_the_size_symbolic(cli, tmp_path):
+    # Swin's shifted-window mask: arange(height) >= height - window, either way round.
+    script = write(tmp_path, "compared.py", COMPARED_WITH_A_SIZE)
+    result = cli("run", script, "-i", "f32[n]", "--sizes", "n=5", "--sizes", "n=9", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "ltorch.ge(" in result.stdout and "ltorch.gt(" in result.stdout
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout
