@@ -173,6 +173,30 @@ def test_weight_norm_computes_the_weight_in_the_trace(cli, tmp_path):
     _matches(cli, script)
 
 
+HOOKED_WEIGHT_NORM = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    proj = nn.utils.weight_norm(nn.Linear(6, 5))  # the older form: a hook sets the weight
+
+
+    def f(x):
+        return proj(x)
+
+
+    def sample_inputs(device):
+        return (torch.randn(2, 6, device=device),), {}
+"""
+
+
+def test_the_older_weight_norm_hook_computes_the_weight_in_the_trace(cli, tmp_path):
+    script = write(tmp_path, "hooked.py", HOOKED_WEIGHT_NORM) + ":f"
+    _no_opaque(cli, script)
+    assert "ltorch.weight_norm(proj_weight_v, proj_weight_g)" in cli("trace", script, "--color", "never").stdout
+    _matches(cli, script)
+
+
 def test_weight_norm_under_symbolic_shapes(cli, tmp_path):
     script = write(tmp_path, "weight_norm.py", WEIGHT_NORM) + ":f"
     report = _matches(cli, script, "-i", "f32[b,4,t]", "--sizes", "b=2,t=7", "--sizes", "b=3,t=9",
