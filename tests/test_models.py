@@ -7,7 +7,12 @@ import pytest
 
 pytest.importorskip("transformers")
 
-MODELS = ["hf_gpt2.py", "hf_llama.py", "hf_bert.py"]
+MODELS = ["hf_gpt2.py", "hf_llama.py", "hf_bert.py", "hf_mixtral.py", "hf_wav2vec2.py"]
+
+# Batch and length of the example and of three more calls: token ids of any length from
+# 2; audio long enough for the feature extractor's strided kernels (10 and 3).
+TOKENS = ((2, 16), (3, 5), (2, 2), (4, 33))
+SYMBOLIC_SIZES = {"hf_wav2vec2.py": ((2, 400), (3, 321), (2, 250), (4, 555))}
 
 
 @pytest.mark.parametrize("script", MODELS)
@@ -40,12 +45,13 @@ def test_module_scopes_keep_a_model_readable(cli):
 @pytest.mark.parametrize("executor", ["torch", "prims"])
 @pytest.mark.parametrize("script", MODELS)
 def test_one_symbolic_trace_serves_every_batch_and_length(cli, script, executor):
-    # The example is batch 2, length 16; batch and length of 2 or more use the same trace.
-    sizes = ["--sizes", "s0=3,s1=5", "--sizes", "s0=2,s1=2", "--sizes", "s0=4,s1=33"]
+    # Batch and length of 2 or more (audio: long enough) use the example's trace.
+    example, *calls = SYMBOLIC_SIZES.get(script, TOKENS)
+    sizes = [arg for batch, length in calls for arg in ("--sizes", f"s0={batch},s1={length}")]
     result = cli("run", f"sample_programs/{script}", "--dynamic", *sizes, "--executor", executor,
                  "--no-timing", "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["traces"] == 1 and report["match"]
     assert [c["reused"] for c in report["calls"]] == [False, True, True, True]
-    assert [c["sizes"]["s1"] for c in report["calls"]] == [16, 5, 2, 33]
+    assert [c["sizes"]["s1"] for c in report["calls"]] == [example[1]] + [length for _, length in calls]

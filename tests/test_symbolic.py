@@ -208,3 +208,23 @@ def test_sizes_read_from_tensors_reach_factories_that_torch_checks_for_ints(cli,
     result = cli("run", script, "--dynamic", "--sizes", "s0=5,s1=16", "--no-timing")
     assert result.exit_code == 0, result.output
     assert "every call matches eager" in result.stdout
+
+
+COMPARED_WITH_A_SIZE = """
+    import torch
+
+
+    def f(x):
+        n = x.shape[0]
+        i = torch.arange(n)
+        return (i >= n - 2).long() + (n - 3 < i).long() + x
+"""
+
+
+def test_a_tensor_compared_with_a_size_keeps_the_size_symbolic(cli, tmp_path):
+    # Swin's shifted-window mask: arange(height) >= height - window, either way round.
+    script = write(tmp_path, "compared.py", COMPARED_WITH_A_SIZE)
+    result = cli("run", script, "-i", "f32[n]", "--sizes", "n=5", "--sizes", "n=9", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "ltorch.ge(" in result.stdout and "ltorch.gt(" in result.stdout
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout

@@ -79,7 +79,7 @@ EXPECTED_FAMILIES = _by_name({
     "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
                   "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
-    "reductions_norms": "vector_norm dist renorm",
+    "reductions_norms": "vector_norm dist renorm norm_except_dim weight_norm",
     "shapes": "reshape permute transpose unsqueeze squeeze expand cat pad ravel select diagonal unfold narrow_copy "
               "diag diag_embed diagflat",
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 "

@@ -92,6 +92,25 @@ case("renorm", "empty", lambda x: torch.renorm(x, 2, 1, 1.0), T("f32", (0, 3)))
 case(("renorm", "copy_"), "inplace", lambda x: x.clone().renorm_(2, 0, 1.0), T("f32", (3, 4)))
 
 
+# --- norm_except_dim, _weight_norm ----------------------------------------------------------------------
+
+for _dim in (0, 1, 2, -1, -2):
+    case("norm_except_dim", f"dim{_dim}", lambda x, d=_dim: torch.norm_except_dim(x, 2, d), X3)
+case("norm_except_dim", "pow", lambda x: torch.norm_except_dim(x, 3, 1), T("f64", (3, 4)))
+case("norm_except_dim", "default", torch.norm_except_dim, T("f16", (3, 4)))
+# g is shaped as the norm, as the parametrization stores it; dims 0 and last take ATen's
+# fused kernel (not for float16), the others its composed ops.
+for _dtype in FLOATS:
+    for _dim, _g in ((0, (2, 1, 1)), (2, (1, 1, 4)), (1, (1, 3, 1)), (-1, ())):
+        case("weight_norm", f"dim{_dim}-{_dtype}", lambda v, g, d=_dim: torch._weight_norm(v, g, d),
+             T(_dtype, (2, 3, 4)), T(_dtype, _g))
+case("weight_norm", "matrix", lambda v, g: torch._weight_norm(v, g, 0), T("f32", (5, 6)), T("f32", (5, 1)))
+case("weight_norm", "vector", lambda v, g: torch._weight_norm(v, g, 0), T("f32", (5,)), T("f32", (5,)))
+case("weight_norm", "neg-dim", lambda v, g: torch._weight_norm(v, g, -2), T("f32", (2, 3, 4)), T("f32", (1, 3, 1)))
+case(("weight_norm", "conv1d"), "parametrization",
+     lambda x, v, g: torch.nn.functional.conv1d(x, torch._weight_norm(v, g, 2), padding=1),
+     T("f32", (2, 4, 7)), T("f32", (6, 4, 3)), T("f32", (1, 1, 3)))
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
     check_case(case)
@@ -113,6 +132,14 @@ OPAQUE_FORMS = (
 @pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
 def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
     assert check_stays_torch_call(fn, (arg,), opaque) == [opaque]
+
+
+def test_weight_norm_of_mixed_dtypes_stays_a_torch_call():
+    # ATen's composed path promotes a float32 direction and a float64 magnitude; its fused
+    # kernel refuses them: both are torch's.
+    fn = lambda v, g: torch._weight_norm(v, g, 1)  # noqa: E731
+    assert check_stays_torch_call(fn, (T("f32", (2, 3, 4)), T("f64", (1, 3, 1))), "torch._weight_norm") == [
+        "torch._weight_norm"]
 
 
 REFUSED = (

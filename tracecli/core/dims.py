@@ -294,6 +294,11 @@ def _is_int(x: object) -> bool:
 
 def _compare(op: str, a: Dim, b) -> bool:
     if not _is_int(b):
+        # `tensor >= n` lands here when torch's operator refuses the size: the tensor's
+        # mirrored comparison, through the active environment (a float stays refused).
+        env = active()
+        if env is not None and env.foreign is not None and not isinstance(b, float):
+            return env.foreign(_MIRRORED[op], a, b, True)
         return NotImplemented
     d = a - b
     if not isinstance(d, Dim):
@@ -324,6 +329,8 @@ def _foreign(dim: Dim, other, op: str, reflected: bool):
 _OPS: dict[str, Callable[[int, int], bool]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
+# `n OP x` is `x MIRRORED n`, by the name of the tensor operator that computes it.
+_MIRRORED = {"<": "gt", "<=": "ge", ">": "lt", ">=": "le", "==": "eq", "!=": "ne"}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _FLOAT_OPS = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "floordiv": operator.floordiv,

@@ -14,6 +14,8 @@
   since modules built while tracing draw their weights from it, and is recorded as
   `ltorch.manual_seed`: torch runs it below any mode, and the compiled trace must seed
   where the program did for its random ops to draw eager's numbers.
+- torch's `associative_scan` runs its generic algorithm unrolled (frontend/scans.py):
+  eager batches the combine function with `torch.vmap`, which proxies cannot enter.
 - Factories taking numbers (`torch.arange(n)`, `torch.full(shape, n)`, `torch.tensor(n)`)
   with a symbolic size among them reach the tracer with the symbol: torch's argument
   parser would refuse an object that is not a number before any mode sees the call.
@@ -21,6 +23,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +34,7 @@ from torch.overrides import handle_torch_function
 from tracecli.core.dims import dims_in
 from tracecli.core.errors import TracingError
 from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.scans import traced_generic_scan
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch, torch_paths
 
@@ -126,6 +130,10 @@ def _size_taking(original: Callable) -> Callable:
 
 
 _MANUAL_SEED = torch.random.manual_seed
+# The package attribute of this name is the function: the module is reached by its path.
+associative_scan_module = importlib.import_module("torch._higher_order_ops.associative_scan")
+_GENERIC_SCAN = associative_scan_module.generic_associative_scan
+_TRACED_SCAN = traced_generic_scan(_GENERIC_SCAN)
 
 
 def _manual_seed(seed):
@@ -160,6 +168,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.get_rng_state = torch.random.get_rng_state = _get_rng_state
     torch.set_rng_state = torch.random.set_rng_state = _set_rng_state
     torch.cuda.set_rng_state = _set_cuda_rng_state
+    associative_scan_module.generic_associative_scan = _TRACED_SCAN
     factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
                  } if symbolic else {}
     if symbolic:
@@ -177,5 +186,6 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         torch.get_rng_state = torch.random.get_rng_state = _RNG_STATE[0]
         torch.set_rng_state = torch.random.set_rng_state = _RNG_STATE[1]
         torch.cuda.set_rng_state = _RNG_STATE[2]
+        associative_scan_module.generic_associative_scan = _GENERIC_SCAN
         (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
          amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved

@@ -1,6 +1,8 @@
 """Norms: linalg.vector_norm (every order: 2, 1, inf, -inf, 0 and the others), the
 spellings that reduce to it (torch.norm and Tensor.norm, linalg.norm of vectors and the
-Frobenius, 1 and inf norms of matrices), dist and renorm.
+Frobenius, 1 and inf norms of matrices), dist and renorm, and the weight of weight-normed
+modules (torch._weight_norm, torch.norm_except_dim), which nn.utils.parametrizations.weight_norm
+computes on every forward.
 
 Complex inputs, the nuclear and spectral norms, and `out=` stay torch calls.
 """
@@ -14,6 +16,7 @@ import math
 
 import torch
 
+from tracecli.core import dtypes
 from tracecli.core.dims import statically_equal
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
@@ -227,3 +230,81 @@ def renorm(input, p, dim, maxnorm):
     scale = prims.where(prims.gt(norms, float(maxnorm)), scale, convert(1, norms.dtype))
     scale = convert(scale, input.dtype)
     return prims.mul(input, keepdim_broadcast(prims.reshape(scale, (input.shape[d],)), input, others))
+
+
+# --- norm_except_dim, _weight_norm ----------------------------------------------------------
+
+
+def _except_dim(v, dim: int) -> tuple[int, ...]:
+    """The dims norm_except_dim reduces: all of them for ATen's dim -1 (the whole tensor),
+    else all but `dim` (negative dims other than -1 count from the end)."""
+    if dim == -1:
+        return tuple(range(v.ndim))
+    kept = canonical_dim(dim, v.ndim)
+    return tuple(i for i in range(v.ndim) if i != kept)
+
+
+def _norm_except_dim(v, pow=2, dim=0):
+    return OPAQUE if _complex(v) else norm_except_dim(v, pow, dim)
+
+
+@symbol(torch.norm_except_dim, adapter=_norm_except_dim)
+def norm_except_dim(v, pow=2, dim=0):
+    """the pow-norm of v over every dim but dim, kept as size-1 dims (over all of v, as a
+    0-d tensor, for dim -1)"""
+    v = expect_tensor(v, "norm_except_dim")
+    if dim == -1:
+        return vector_norm(v, pow)
+    return _kept_norm(v, pow, _except_dim(v, dim))
+
+
+def _kept_norm(v, pow, others: tuple[int, ...]):
+    """The pow-norm over `others`, kept as size-1 dims; over no dims (a vector), each
+    element's own (vector_norm would read an empty dim list as all of them)."""
+    if not others:
+        return vector_norm(prims.reshape(v, (*v.shape, 1)), pow, (v.ndim,))
+    return vector_norm(v, pow, others, True)
+
+
+def _norm_shape(v, dim: int) -> tuple:
+    """The shape of norm_except_dim(v, 2, dim): v's with the reduced dims kept as 1."""
+    others = _except_dim(v, dim)
+    return () if dim == -1 else tuple(1 if i in others else d for i, d in enumerate(v.shape))
+
+
+def _weight_norm(v, g, dim=0):
+    # Mixed dtypes, a g not shaped as the norm (ATen's kernels read it in ways that differ
+    # from broadcasting) and complex weights: torch's.
+    if not (is_tensor(v) and is_tensor(g)) or _complex(v) or not v.dtype.is_float or g.dtype != v.dtype:
+        return OPAQUE
+    norm_shape = _norm_shape(v, dim) if v.ndim else None
+    # Each size compared as torch would see it: with symbolic sizes, g's dims equal to the
+    # weight's at the example are guarded equal, not told apart.
+    if norm_shape is None or len(g.shape) != len(norm_shape) or any(a != b for a, b in zip(g.shape, norm_shape, strict=True)):
+        return OPAQUE
+    return weight_norm(v, g, dim)
+
+
+@symbol(torch._weight_norm, adapter=_weight_norm)
+def weight_norm(v, g, dim=0):
+    """v * (g / norm_except_dim(v, 2, dim)): the weight a weight-normed module computes
+    from its direction v and magnitude g"""
+    v, g = expect_tensor(v, "_weight_norm"), expect_tensor(g, "_weight_norm")
+    others = _except_dim(v, dim)
+    if dim != -1 and dim in (0, v.ndim - 1) and v.dtype != dtypes.float16:
+        # ATen's fused kernel (dim first or last, not float16): the norm, g / norm and the
+        # product in float32 for bfloat16, rounded once at the end.
+        wide = compute_dtype(v.dtype)
+        wv = convert(v, wide)
+        scale = prims.div(convert(g, wide), _kept_norm(wv, 2, others))
+        return convert(prims.mul(wv, _spread(scale, v, others)), v.dtype)
+    # Otherwise ATen composes the ops, each rounding to the dtype.
+    return prims.mul(v, _spread(prims.div(g, norm_except_dim(v, 2, dim)), v, others))
+
+
+def _spread(scale, v, others: tuple[int, ...]):
+    """A norm-shaped tensor broadcast over the dims it was reduced over."""
+    if scale.ndim == 0:
+        return prims.broadcast_in_dim(scale, v.shape, ())
+    kept = tuple(d for i, d in enumerate(scale.shape) if i not in others)
+    return keepdim_broadcast(prims.reshape(scale, kept), v, others)
