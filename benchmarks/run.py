@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 import torch.fx
+from executors_bench import bench_executors, executor_targets, print_executors
 from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
@@ -195,9 +196,10 @@ def _verdict(ok: bool) -> str:
 
 
 def print_summary(
-    tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow]
+    tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow],
+    executors: list[tuple[str, str, str, bool]],
 ) -> None:
-    print("6. Against the design targets")
+    print("8. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -231,6 +233,7 @@ def print_summary(
         r = max(synthetic, key=lambda r: r.bsyms)
         lines.append((f"verify with types, {r.name}", f"{r.cold_ms:.0f} ms", f"< {TARGET_PASS_MS:.0f} ms",
                       r.cold_ms < TARGET_PASS_MS))
+    lines.extend(executors)
     width = max(len(name) for name, *_ in lines)
     for name, measured, target, ok in lines:
         print(f"   {name:<{width}}  {measured:>12}  target {target:<12} {_verdict(ok)}")
@@ -275,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     print_verify(verifying)
     with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp, contextlib.chdir(tmp):
         print_symbolic(bench_symbolic(Path(tmp), 3 if args.quick else 7, clock))
-    print_summary(tracing, execution, passes, verifying)
+    executors = bench_executors(3 if args.quick else 7)
+    print_executors(executors)
+    print_summary(tracing, execution, passes, verifying, executor_targets(executors))
     return 0
 
 
