@@ -12,6 +12,7 @@ import typer
 
 from tracecli.cli import options as opt
 from tracecli.cli.diff_command import diff
+from tracecli.cli.scripts import Jobs, Junit, ScriptsCommand, Targets, for_each_script
 from tracecli.executors import EXECUTORS
 from tracecli.jobs.examine import examine_script
 from tracecli.jobs.runner import DEFAULT_REPEAT, JobResult, trace_script
@@ -72,19 +73,24 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(cls=ScriptsCommand)
 def run(
-    target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
+    context: typer.Context, targets: Targets, device: opt.Device = "cpu", inputs: opt.Inputs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, executor: opt.Executor = "torch", executor_files: opt.ExecutorFiles = None,
     no_timing: opt.NoTiming = False, repeat: opt.Repeat = DEFAULT_REPEAT, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
-    sizes: opt.Sizes = None,
+    sizes: opt.Sizes = None, jobs: Jobs = None, junit: Junit = None,
 ) -> None:
-    """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch)."""
-    _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug, executor,
-             script_args, repeat=0 if no_timing else repeat, all_traces=all_traces, dynamic=dynamic, sizes=sizes,
-             executor_files=executor_files)
+    """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch).
+    Several scripts run each in its own process, then a summary; the exit code is the worst."""
+
+    def one(target: str, script_args: list[str]) -> None:
+        _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
+                 executor, script_args, repeat=0 if no_timing else repeat, all_traces=all_traces, dynamic=dynamic,
+                 sizes=sizes, executor_files=executor_files)
+
+    for_each_script(context, "run", targets, jobs, junit, color, fmt, debug, one)
 
 
 @app.command()
@@ -119,15 +125,21 @@ def executors(executor_files: opt.ExecutorFiles = None, color: opt.ColorOpt = op
         sys.stdout.write(f"{name.ljust(width)}  {EXECUTORS[name].description}\n")
 
 
-@app.command()
+@app.command(cls=ScriptsCommand)
 def examine(
-    target: opt.Target, script_args: opt.ScriptArgs = None, device: opt.Device = "cpu", inputs: opt.Inputs = None,
+    context: typer.Context, targets: Targets, device: opt.Device = "cpu", inputs: opt.Inputs = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False,
+    debug: opt.Debug = False, jobs: Jobs = None, junit: Junit = None,
 ) -> None:
-    """Which ops the program uses, which are modelled or opaque, and what could not be traced."""
+    """Which ops the program uses, which are modelled or opaque, and what could not be traced.
+    Several scripts run each in its own process, then a summary; the exit code is the worst."""
+    for_each_script(context, "examine", targets, jobs, junit, color, fmt, debug,
+                    lambda target, script_args: _examine(target, script_args, device, inputs, strict, fmt, color,
+                                                         seed, debug))
 
+
+def _examine(target: str, script_args: list[str], device, inputs, strict, fmt, color, seed, debug) -> None:
     def work():
         with opt.script_output(fmt):
             return examine_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed),

@@ -17,6 +17,7 @@ from tracecli.core.errors import UserError
 from tracecli.core.verify import VerificationError
 from tracecli.executors import EXECUTORS, CompiledRunError
 from tracecli.executors.files import load_executor_file
+from tracecli.jobs.batch import record_entry
 from tracecli.jobs.runner import JobResult
 from tracecli.passes.pipeline import Step, load_pass_file, parse_passes
 from tracecli.render.calls_view import MAX_TRACES
@@ -141,7 +142,9 @@ def script_output(fmt: Format) -> Iterator[None]:
 
 
 def announce_entry(job: JobResult, color: Color) -> None:
-    """Which entry tracecli chose, on stderr, when the user did not name it."""
+    """Which entry tracecli chose, on stderr, when the user did not name it (and to the
+    process that started this one for one of several scripts)."""
+    record_entry(job.entry)
     if job.entry_reason != "given":
         make_console(color.value, stderr=True).print(
             f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False, highlight=False
