@@ -576,3 +576,15 @@ def test_a_restored_rng_state_is_restored_by_the_trace_too():
         actual = [compile_trace(trace)(torch.zeros(3)) for _ in range(2)]
         torch.testing.assert_close(actual, expected, rtol=0, atol=0)
     assert torch.get_rng_state is torch.random.get_rng_state  # torch's own functions are back
+
+
+@pytest.mark.parametrize(("entry", "name"), [
+    (lambda x: torch.vmap(lambda row: row.sum() * 2)(x), "vmap"),
+    (lambda x: torch.func.grad(lambda w: (w * x).sum())(torch.ones(4)), "grad"),
+])
+def test_function_transforms_on_traced_tensors_are_refused_by_name(entry, name):
+    # They run their function below the tracer: the message says which and where.
+    with pytest.raises(TracingError, match=rf"torch.func.{name} is not traced") as info:
+        trace_callable(entry, (torch.randn(3, 4),), name="entry")
+    assert info.value.line is not None
+    assert torch.vmap(lambda row: row.sum())(torch.ones(2, 3)).tolist() == [3.0, 3.0]  # torch's own after tracing

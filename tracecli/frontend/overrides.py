@@ -33,6 +33,7 @@ from torch.overrides import handle_torch_function
 
 from tracecli.core.dims import dims_in
 from tracecli.core.errors import TracingError
+from tracecli.core.pytree import tree_leaves
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.scans import traced_generic_scan
 from tracecli.frontend.source import location_of, user_frame
@@ -94,6 +95,32 @@ def _set_cuda_rng_state(*args, **kwargs):
     raise _refuse_at_caller("setting the CUDA generator's state inside the entry (torch.cuda.set_rng_state, "
                             "torch.random.fork_rng on a CUDA machine) is not traced: the trace would draw fresh "
                             "numbers where eager repeats them")
+
+
+# torch.func's transforms run their function below the tracer (vmap batches it, grad
+# differentiates it), where a traced tensor cannot go: refused by name at the user's line.
+_FUNCTION_TRANSFORMS = {name: getattr(torch.func, name) for name in (
+    "vmap", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "linearize", "functionalize")}
+
+
+def _refused_on_traced_tensors(name: str, original: Callable) -> Callable:
+    def transform(*targs, **tkwargs):
+        transformed = original(*targs, **tkwargs)
+
+        def call(*args, **kwargs):
+            if any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs))):
+                raise _refuse_at_caller(
+                    f"torch.func.{name} is not traced: it runs its function below the tracer, where traced tensors "
+                    "cannot go; write the computation without it (batched ops over a batch dim instead of vmap)")
+            return transformed(*args, **kwargs)
+
+        call.transformed = transformed  # what torch made: associative_scan's tracing reads vmap's
+        return call
+
+    return transform
+
+
+_REFUSING_TRANSFORMS = {name: _refused_on_traced_tensors(name, fn) for name, fn in _FUNCTION_TRANSFORMS.items()}
 
 
 def _set_default_dtype(dtype):
@@ -165,6 +192,9 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     torch.Tensor.as_subclass = _as_subclass
     torch.manual_seed = torch.random.manual_seed = _manual_seed
     torch.set_default_dtype = _set_default_dtype
+    for name, transform in _REFUSING_TRANSFORMS.items():
+        setattr(torch.func, name, transform)
+    torch.vmap = _REFUSING_TRANSFORMS["vmap"]
     torch.get_rng_state = torch.random.get_rng_state = _get_rng_state
     torch.set_rng_state = torch.random.set_rng_state = _set_rng_state
     torch.cuda.set_rng_state = _set_cuda_rng_state
@@ -183,6 +213,9 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         del torch.Tensor.as_subclass
         torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
         torch.set_default_dtype = _SET_DEFAULT_DTYPE
+        for name, original in _FUNCTION_TRANSFORMS.items():
+            setattr(torch.func, name, original)
+        torch.vmap = _FUNCTION_TRANSFORMS["vmap"]
         torch.get_rng_state = torch.random.get_rng_state = _RNG_STATE[0]
         torch.set_rng_state = torch.random.set_rng_state = _RNG_STATE[1]
         torch.cuda.set_rng_state = _RNG_STATE[2]

@@ -47,6 +47,7 @@ def _unbatched(operator) -> tuple[Callable, object]:
     builds: partial(wrap_combine_fn_flat, combine_fn=vmap(combine_fn), spec=...)."""
     keywords = getattr(operator, "keywords", None) or {}
     batched, spec = keywords.get("combine_fn"), keywords.get("spec")
+    batched = getattr(batched, "transformed", batched)  # vmap as the tracer hands it out
     combine_fn = None
     if getattr(batched, "__module__", None) == "torch._functorch.apis":
         # vmap's wrapper names the function only outside compiling (functools.wraps),
