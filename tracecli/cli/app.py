@@ -12,6 +12,7 @@ import typer
 
 from tracecli.cli import options as opt
 from tracecli.cli.diff_command import diff
+from tracecli.cli.snapshot_command import check, snapshot
 from tracecli.executors import EXECUTORS
 from tracecli.jobs.examine import examine_script
 from tracecli.jobs.runner import DEFAULT_REPEAT, JobResult, trace_script
@@ -23,6 +24,8 @@ app = typer.Typer(
     help="Trace a PyTorch script, run passes over the trace, diff it, and check the compiled result against eager.",
 )
 app.command()(diff)
+app.command()(snapshot)
+app.command()(check)
 
 
 def _version(value: bool) -> None:
