@@ -11,6 +11,7 @@ import torch
 import typer
 
 from tracecli.cli import options as opt
+from tracecli.cli.bisect_command import bisect
 from tracecli.cli.diff_command import diff
 from tracecli.cli.snapshot_command import check, snapshot
 from tracecli.executors import EXECUTORS
@@ -26,6 +27,7 @@ app = typer.Typer(
 app.command()(diff)
 app.command()(snapshot)
 app.command()(check)
+app.command()(bisect)
 
 
 def _version(value: bool) -> None:
