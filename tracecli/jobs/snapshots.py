@@ -261,9 +261,8 @@ def check(targets: list[str], folder: str, *, strict_lines: bool = False, update
           overrides: dict | None = None) -> list[Checked]:
     """Each script traced again as its snapshot says (options in `overrides` win) and
     compared with it. With `update`, what differs or is missing is written anew."""
-    if not os.path.isdir(folder) and not update:
-        raise UserError(f"--dir {folder}: no such directory; make the snapshots with `tracecli snapshot SCRIPT... "
-                        f"--dir {folder}`")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UserError(f"--dir {folder}: exists and is not a directory")
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     results: list[Checked] = []
     for target in expand(targets):
