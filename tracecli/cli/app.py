@@ -11,8 +11,10 @@ import torch
 import typer
 
 from tracecli.cli import options as opt
+from tracecli.cli.bisect_command import bisect
 from tracecli.cli.diff_command import diff
 from tracecli.cli.scripts import Jobs, Junit, ScriptsCommand, Targets, for_each_script
+from tracecli.cli.snapshot_command import check, snapshot
 from tracecli.executors import EXECUTORS
 from tracecli.jobs.examine import examine_script
 from tracecli.jobs.runner import DEFAULT_REPEAT, JobResult, trace_script
@@ -24,6 +26,9 @@ app = typer.Typer(
     help="Trace a PyTorch script, run passes over the trace, diff it, and check the compiled result against eager.",
 )
 app.command()(diff)
+app.command()(snapshot)
+app.command()(check)
+app.command()(bisect)
 
 
 def _version(value: bool) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tracecli.core.printing import format_trace
@@ -171,16 +171,24 @@ def _map_line(line: str, value_map: dict[str, str], merged: set[str]):
 
 
 def diff_traces(before: Trace, after: Trace, value_map: dict[str, str], depth: float = 1) -> TraceDiff:
-    old = format_trace(before, depth).splitlines()
-    new = format_trace(after, depth).splitlines()
+    return diff_texts(format_trace(before, depth), format_trace(after, depth), value_map, _merged(before, value_map))
+
+
+def diff_texts(before: str, after: str, value_map: dict[str, str], merged: set[str] = frozenset(),
+               key: Callable[[str], str] | None = None) -> TraceDiff:
+    """The identity-aware diff of two trace texts, given which value became which.
+    `key`, when given, is what lines are matched by (after renaming): lines with equal
+    keys but different text are `~` (a stored trace against a new one: source lines
+    that moved)."""
+    old, new = before.splitlines(), after.splitlines()
     if old[0] == new[0]:
         lines = [DiffLine(" ", old[0], new[0], header=True)]
     else:
         lines = [DiffLine("-", old[0], None, header=True), DiffLine("+", None, new[0], header=True)]
     old, new = old[1:], new[1:]
-    merged = _merged(before, value_map)
     mapped = [_map_line(line, value_map, merged) for line in old]
-    matcher = difflib.SequenceMatcher(None, [m for m, _ in mapped], new, autojunk=False)
+    key = key or (lambda line: line)
+    matcher = difflib.SequenceMatcher(None, [key(m) for m, _ in mapped], [key(line) for line in new], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
