@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test symbolic-matrix coverage bench lint clean
+.PHONY: install run test check-samples snapshot-samples symbolic-matrix coverage bench lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,16 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest
+	$(MAKE) check-samples
+
+# The workflow the README's "In CI" section describes, on our own samples: their traces
+# after dce, cse and rename against the snapshots committed in tests/snapshots.
+SAMPLES := seed_cse seed_sincos mlp cnn gpt_block main_block dynamic_shapes
+check-samples: install
+	$(BIN)/tracecli check $(SAMPLES:%=sample_programs/%.py) --dir tests/snapshots --junit $(VENV)/samples-junit.xml
+
+snapshot-samples: install
+	$(BIN)/tracecli snapshot $(SAMPLES:%=sample_programs/%.py) --dir tests/snapshots -p dce,cse,rename --depth 0
 
 # Every case of the op matrix under symbolic shapes (make test checks a sample): the
 # count of each class per family, and the floors test_symbolic_ops.py keeps.

@@ -27,7 +27,7 @@ app = typer.Typer(
 )
 app.command()(diff)
 app.command()(snapshot)
-app.command()(check)
+app.command(cls=ScriptsCommand)(check)
 app.command()(bisect)
 
 

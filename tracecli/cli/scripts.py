@@ -66,13 +66,18 @@ def for_each_script(context: typer.Context, command: str, targets: list[str], jo
         argv += ["--color", "always"]  # the children write to pipes; the user reads a terminal
     if script_args:
         argv += ["--", *script_args]
-    runs = run_scripts(command, argv, expanded, jobs or os.cpu_count() or 1)
+    runs = run_scripts(command, argv, expanded, jobs or _cores())
     report = BatchReport(command, runs)
     if junit is not None:
         write_junit(junit, command, runs)
     emit(report, fmt.value, color.value)
     if worst_exit(runs):
         raise typer.Exit(worst_exit(runs))
+
+
+def _cores() -> int:
+    # The cores this process may use (a container's share), not the machine's.
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _check_junit(path: str | None) -> None:

@@ -7,7 +7,9 @@ from typing import Annotated
 import typer
 
 from tracecli.cli import options as opt
+from tracecli.cli.scripts import Jobs, Junit, Targets, for_each_script
 from tracecli.jobs import snapshots
+from tracecli.jobs.batch import record_entry
 from tracecli.render.check_view import CheckReport, SnapshotReport
 from tracecli.render.reports import emit
 
@@ -50,13 +52,21 @@ def snapshot(
 
 
 def check(
-    scripts: Scripts, folder: Dir, update: Update = False, strict_lines: StrictLines = False,
+    context: typer.Context, scripts: Targets, folder: Dir, update: Update = False, strict_lines: StrictLines = False,
     pass_files: opt.PassFiles = None, passes: MaybePasses = None, inputs: opt.Inputs = None,
     device: MaybeDevice = None, seed: MaybeSeed = None, depth: MaybeDepth = None,
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, debug: opt.Debug = False,
+    jobs: Jobs = None, junit: Junit = None,
 ) -> None:
-    """Trace again and compare with the snapshots up to renaming (exit 1 when different or missing)."""
+    """Trace again and compare with the snapshots up to renaming (exit 1 when different or missing).
+    Several scripts run each in its own process, then a summary; the exit code is the worst."""
+    for_each_script(context, "check", scripts, jobs, junit, color, fmt, debug,
+                    lambda target, script_args: _check([target], folder, update, strict_lines, pass_files, passes,
+                                                       inputs, device, seed, depth, fmt, color, debug))
 
+
+def _check(scripts: list[str], folder: str, update: bool, strict_lines: bool, pass_files, passes, inputs, device,
+           seed, depth, fmt: opt.Format, color: opt.Color, debug: bool) -> None:
     def work():
         opt.pipeline_steps(passes, pass_files)
         overrides = {
@@ -69,6 +79,9 @@ def check(
             return snapshots.check(scripts, folder, strict_lines=strict_lines, update=update, overrides=overrides)
 
     results = opt.guarded(debug, color, work)
+    for result in results:
+        if result.entry:
+            record_entry(result.entry)
     report = CheckReport(results, folder, strict_lines)
     emit(report, fmt.value, color.value)
     if not report.ok:

@@ -22,6 +22,7 @@ from tracecli.render.json_report import FORMAT_VERSION
 _RESULTS = {
     "run": {0: "matches eager", 1: "DIFFERS from eager"},
     "examine": {0: "traced", 1: "opaque or untraceable ops"},
+    "check": {0: "equal", 1: "DIFFERENT or missing"},
 }
 
 
