@@ -107,6 +107,24 @@ def load_script(path: str) -> Script:
     return Script(path, display_path(abs_path), module, tree, main_blocks)
 
 
+def load_registering_file(path: str, registry: dict, registrations: list[str], builtin: frozenset[str], *,
+                          kind: str, decorator: str) -> list[str]:
+    """Run a user's Python file that registers `kind`s (passes, executors) in `registry`,
+    noting each name in `registrations`; return the names it added. A built-in name is
+    refused and left as it was; a file registering nothing is refused too."""
+    before = dict(registry)
+    start = len(registrations)
+    load_script(path)
+    added = sorted(set(registrations[start:]))
+    clashes = [name for name in added if name in builtin]
+    if clashes:
+        registry.update({name: before[name] for name in clashes})
+        raise UserError(f"{path}: registers {', '.join(clashes)}, a built-in {kind} name; choose another name")
+    if not added:
+        raise UserError(f"{path}: registers no {kind} (decorate a function with {decorator})")
+    return added
+
+
 @contextmanager
 def script_argv(path: str, args: list[str]) -> Iterator[None]:
     """sys.argv as the script would see it run by python: its own path, then its arguments."""

@@ -11,7 +11,7 @@ from tracecli.core.errors import UserError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.trace import Trace
 from tracecli.core.verify import VerificationError, verify
-from tracecli.frontend.loader import load_script
+from tracecli.frontend.loader import load_registering_file
 from tracecli.frontend.source import display_path
 from tracecli.passes.base import REGISTRATIONS, REGISTRY, Pass, PassResult
 
@@ -94,17 +94,8 @@ BUILTIN = frozenset(REGISTRY)
 
 def load_pass_file(path: str) -> list[str]:
     """Run a user's Python file whose `@register(...)` calls add passes; return their names."""
-    before = dict(REGISTRY)
-    start = len(REGISTRATIONS)
-    load_script(path)
-    added = sorted(set(REGISTRATIONS[start:]))
-    clashes = [name for name in added if name in BUILTIN]
-    if clashes:
-        REGISTRY.update({name: before[name] for name in clashes})
-        raise UserError(f"{path}: registers {', '.join(clashes)}, a built-in pass name; choose another name")
-    if not added:
-        raise UserError(f"{path}: registers no pass (decorate a function with tracecli.passes.register)")
-    return added
+    return load_registering_file(path, REGISTRY, REGISTRATIONS, BUILTIN, kind="pass",
+                                 decorator="tracecli.passes.register")
 
 
 def run_pipeline(trace: Trace, steps: list[Step], *, check: bool = True) -> list[Stage]:

@@ -27,7 +27,9 @@ _RESULTS = {
 
 
 def result_word(command: str, run: ScriptRun) -> str:
-    if run.exit_code == 2:
+    # A script that stopped with an error (bad input, exit 2; or a fault of ours or of the
+    # compiled trace, exit 1) says so, not what its exit code means otherwise.
+    if run.exit_code == 2 or (run.exit_code and run.error is not None):
         return "error"
     return _RESULTS.get(command, {}).get(run.exit_code, f"exit {run.exit_code}")
 
@@ -92,7 +94,7 @@ def write_junit(path: str, command: str, runs: list[ScriptRun]) -> None:
         case = ET.SubElement(suite, "testcase", classname=run.target.split(":", 1)[0],
                              name=run.entry or run.target, time=f"{run.seconds:.3f}")
         if run.exit_code == 1:
-            failure = ET.SubElement(case, "failure", message=result_word(command, run), type="mismatch")
+            failure = ET.SubElement(case, "failure", message=run.error or result_word(command, run), type="failure")
             failure.text = run.stdout
         elif run.exit_code != 0:
             error = ET.SubElement(case, "error", message=run.error or f"exit {run.exit_code}", type="error")
