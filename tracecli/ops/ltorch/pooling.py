@@ -156,20 +156,16 @@ def _max_pool_with_indices(n: int, input, kernel_size, stride, padding, dilation
     return best, index
 
 
-def _max_pool_form(name: str):
-    def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-        if return_indices:
-            return ALL[f"{name}_with_indices"](input, kernel_size, stride, padding, dilation, ceil_mode)
-        return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
+def _return_indices_form(name: str, flag_at: int, with_indices: str | None = None):
+    """The adapter of F's max pooling spellings, whose last parameter, `return_indices`
+    (positional at `flag_at` or a keyword), picks the op returning the indices too,
+    `with_indices`; the *_with_indices spellings (no `with_indices`) return them always,
+    and only pass the flag along."""
 
-    adapter.__name__ = f"_{name}"
-    return adapter
-
-
-def _with_indices_form(name: str):
-    # F.max_poolNd_with_indices always returns both; return_indices is only passed along.
-    def adapter(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-        return ALL[name](input, kernel_size, stride, padding, dilation, ceil_mode)
+    def adapter(*args, return_indices=False, **kwargs):
+        if len(args) > flag_at:
+            args, return_indices = args[:flag_at], args[flag_at]
+        return ALL[with_indices if with_indices and return_indices else name](*args, **kwargs)
 
     adapter.__name__ = f"_{name}"
     return adapter
@@ -184,13 +180,13 @@ def _torch_max_pool(name: str):
     return adapter
 
 
-@symbol(F.max_pool1d, adapter=_max_pool_form("max_pool1d"))
+@symbol(F.max_pool1d, adapter=_return_indices_form("max_pool1d", 6, "max_pool1d_with_indices"))
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last dimension"""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool2d, adapter=_max_pool_form("max_pool2d"))
+@symbol(F.max_pool2d, adapter=_return_indices_form("max_pool2d", 6, "max_pool2d_with_indices"))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last two dimensions"""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -285,25 +281,26 @@ def _avg_pool(n: int, input, kernel_size, stride, padding, ceil_mode, count_incl
 torch_form(torch.max_pool1d)(_torch_max_pool("max_pool1d"))
 torch_form(torch.max_pool2d)(_torch_max_pool("max_pool2d"))
 
-@symbol(F.max_pool3d, adapter=_max_pool_form("max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
+@symbol(F.max_pool3d, adapter=_return_indices_form("max_pool3d", 6, "max_pool3d_with_indices"),
+        autocast=Autocast(cpu=Policy.FP32))
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """maximum over sliding windows of the last three dimensions"""
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool1d_with_indices, adapter=_with_indices_form("max_pool1d_with_indices"))
+@symbol(F.max_pool1d_with_indices, adapter=_return_indices_form("max_pool1d_with_indices", 6))
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """(maximum, its index along the last dimension) over sliding windows"""
     return _max_pool_with_indices(1, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool2d_with_indices, adapter=_with_indices_form("max_pool2d_with_indices"))
+@symbol(F.max_pool2d_with_indices, adapter=_return_indices_form("max_pool2d_with_indices", 6))
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """(maximum, its flat index over the last two dimensions) over sliding windows"""
     return _max_pool_with_indices(2, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@symbol(F.max_pool3d_with_indices, adapter=_with_indices_form("max_pool3d_with_indices"),
+@symbol(F.max_pool3d_with_indices, adapter=_return_indices_form("max_pool3d_with_indices", 6),
         autocast=Autocast(cpu=Policy.FP32))
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """(maximum, its flat index over the last three dimensions) over sliding windows"""
@@ -470,53 +467,39 @@ def _adaptive_max(input, n: int, output_size, op: str, with_indices: bool):
     return (values, flat) if with_indices else values
 
 
-def _adaptive_max_form(name: str):
-    def adapter(input, output_size, return_indices=False):
-        return ALL[f"{name}_with_indices" if return_indices else name](input, output_size)
-
-    adapter.__name__ = f"_{name}"
-    return adapter
-
-
-@symbol(F.adaptive_max_pool1d, adapter=_adaptive_max_form("adaptive_max_pool1d"))
+@symbol(F.adaptive_max_pool1d,
+        adapter=_return_indices_form("adaptive_max_pool1d", 2, "adaptive_max_pool1d_with_indices"))
 def adaptive_max_pool1d(input, output_size):
     """maximum over output_size windows covering the last dimension"""
     return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", False)
 
 
-@symbol(F.adaptive_max_pool2d, adapter=_adaptive_max_form("adaptive_max_pool2d"))
+@symbol(F.adaptive_max_pool2d,
+        adapter=_return_indices_form("adaptive_max_pool2d", 2, "adaptive_max_pool2d_with_indices"))
 def adaptive_max_pool2d(input, output_size):
     """maximum over output_size windows covering the last two dimensions"""
     return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", False)
 
 
-@symbol(F.adaptive_max_pool3d, adapter=_adaptive_max_form("adaptive_max_pool3d"), autocast=Autocast(cpu=Policy.FP32))
+@symbol(F.adaptive_max_pool3d, adapter=_return_indices_form("adaptive_max_pool3d", 2, "adaptive_max_pool3d_with_indices"), autocast=Autocast(cpu=Policy.FP32))
 def adaptive_max_pool3d(input, output_size):
     """maximum over output_size windows covering the last three dimensions"""
     return _adaptive_max(input, 3, output_size, "adaptive_max_pool3d", False)
 
 
-def _adaptive_with_indices_form(name: str):
-    def adapter(input, output_size, return_indices=False):
-        return ALL[name](input, output_size)
-
-    adapter.__name__ = f"_{name}"
-    return adapter
-
-
-@symbol(F.adaptive_max_pool1d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool1d_with_indices"))
+@symbol(F.adaptive_max_pool1d_with_indices, adapter=_return_indices_form("adaptive_max_pool1d_with_indices", 2))
 def adaptive_max_pool1d_with_indices(input, output_size):
     """(maximum, its index) over output_size windows covering the last dimension"""
     return _adaptive_max(input, 1, output_size, "adaptive_max_pool1d", True)
 
 
-@symbol(F.adaptive_max_pool2d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool2d_with_indices"))
+@symbol(F.adaptive_max_pool2d_with_indices, adapter=_return_indices_form("adaptive_max_pool2d_with_indices", 2))
 def adaptive_max_pool2d_with_indices(input, output_size):
     """(maximum, its flat index) over output_size windows covering the last two dimensions"""
     return _adaptive_max(input, 2, output_size, "adaptive_max_pool2d", True)
 
 
-@symbol(F.adaptive_max_pool3d_with_indices, adapter=_adaptive_with_indices_form("adaptive_max_pool3d_with_indices"),
+@symbol(F.adaptive_max_pool3d_with_indices, adapter=_return_indices_form("adaptive_max_pool3d_with_indices", 2),
         autocast=Autocast(cpu=Policy.FP32))
 def adaptive_max_pool3d_with_indices(input, output_size):
     """(maximum, its flat index) over output_size windows covering the last three dimensions"""
