@@ -99,7 +99,7 @@ def test_refused_with_the_op_and_line():
         return torch.cumprod(x, 0).sum()
 
     program = trace_callable(fn, (torch.randn(4),), name="fn")
-    with pytest.raises(GradError, match=r"prims.cumprod \(tests/test_grad.py:\d+: return torch.cumprod"):
+    with pytest.raises(GradError, match=r"prims.cumprod \(tests/test_grad.py:\d+"):
         grad_transform(program.trace)
 
 
