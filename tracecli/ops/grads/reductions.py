@@ -1,0 +1,98 @@
+"""Backward rules of the reduction and scan prims."""
+
+from __future__ import annotations
+
+import math
+
+from tracecli.ops import prims
+from tracecli.ops.grads.base import NotDifferentiable, backward, expand_to, no_gradient, zeros_like
+from tracecli.ops.promotion import canonical_dims
+
+
+def _kept(x, dims) -> tuple[int, ...]:
+    reduced = canonical_dims(dims, x.ndim)
+    return tuple(i for i in range(x.ndim) if i not in reduced)
+
+
+@backward(prims.sum)
+def _sum(g, out, x, dims):
+    return (expand_to(g, x.shape, _kept(x, dims)),)
+
+
+def _extremum(g, out, x, dims):
+    # torch's amax/amin backward: the cotangent shared evenly among the elements that
+    # reach the extremum.
+    kept = _kept(x, dims)
+    hit = prims.eq(x, expand_to(out, x.shape, kept))
+    count = prims.sum(prims.convert_element_type(hit, g.dtype), tuple(i for i in range(x.ndim) if i not in kept))
+    share = expand_to(prims.div(g, count), x.shape, kept)
+    return (prims.where(hit, share, zeros_like(share)),)
+
+
+backward(prims.amax, prims.amin)(_extremum)
+
+
+@backward(prims.var)
+def _var(g, out, x, dims, correction):
+    kept = _kept(x, dims)
+    reduced = [x.shape[i] for i in range(x.ndim) if i not in kept]
+    n = math.prod(reduced)
+    mean = expand_to(prims.div(prims.sum(x, tuple(i for i in range(x.ndim) if i not in kept)), n), x.shape, kept)
+    scale = prims.div(prims.mul(g, 2.0), n - correction)
+    return (prims.mul(expand_to(scale, x.shape, kept), prims.sub(x, mean)),)
+
+
+@backward(prims.prod)
+def _prod(g, out, x, dims):
+    # The product of every other element, as exclusive running products from both ends:
+    # exact where elements are zero, unlike out / x.
+    kept = _kept(x, dims)
+    reduced = tuple(i for i in range(x.ndim) if i not in kept)
+    if not reduced:
+        return (g,)
+    order = kept + reduced
+    moved = prims.transpose(x, order) if order != tuple(range(x.ndim)) else x
+    kept_shape = tuple(x.shape[i] for i in kept)
+    flat = prims.reshape(moved, kept_shape + (math.prod(x.shape[i] for i in reduced),))
+    last = len(kept_shape)
+    before = _exclusive_cumprod(flat, last)
+    after = prims.flip(_exclusive_cumprod(prims.flip(flat, (last,)), last), (last,))
+    others = prims.mul(before, after)
+    grad = prims.mul(expand_to(g, flat.shape, tuple(range(last))), others)
+    grad = prims.reshape(grad, tuple(moved.shape))
+    inverse = [0] * len(order)
+    for i, p in enumerate(order):
+        inverse[p] = i
+    return (prims.transpose(grad, tuple(inverse)) if order != tuple(range(x.ndim)) else grad,)
+
+
+def _exclusive_cumprod(x, dim):
+    """Running products along `dim` that leave out each element itself: 1, x0, x0*x1, ..."""
+    padding = tuple((1, 0) if i == dim else (0, 0) for i in range(x.ndim))
+    shifted = prims.pad(x, 1.0, padding)
+    end = tuple(d for d in x.shape)
+    return prims.cumprod(prims.slice(shifted, (0,) * x.ndim, end), dim)
+
+
+@backward(prims.cumsum)
+def _cumsum(g, out, x, dim):
+    return (prims.flip(prims.cumsum(prims.flip(g, (dim,)), dim), (dim,)),)
+
+
+def _running_extremum(g, out, x, dim):
+    g_values, _ = g
+    _, indices = out
+    if g_values is None:
+        return (None,)
+    return (prims.scatter_add(zeros_like(x), indices, g_values, dim),)
+
+
+backward(prims.cummax, prims.cummin)(_running_extremum)
+
+
+@backward(prims.cumprod, prims.logcumsumexp)
+def _unmodelled_scan(g, out, x, dim):
+    raise NotDifferentiable("the gradient of a running product or log-sum-exp is not modelled yet")
+
+
+no_gradient(prims.argmax, prims.argmin, prims.searchsorted, prims.histc)
