@@ -588,3 +588,17 @@ def test_function_transforms_on_traced_tensors_are_refused_by_name(entry, name):
         trace_callable(entry, (torch.randn(3, 4),), name="entry")
     assert info.value.line is not None
     assert torch.vmap(lambda row: row.sum())(torch.ones(2, 3)).tolist() == [3.0, 3.0]  # torch's own after tracing
+
+
+def test_a_backward_pass_in_the_entry_is_refused_by_name():
+    def step(x, w):
+        loss = (x @ w).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(TracingError, match=r"Tensor.backward\(\) is not traced yet") as info:
+        trace_callable(step, (torch.randn(3, 4), torch.randn(4, 2, requires_grad=True)), name="step")
+    assert info.value.line is not None
+    w = torch.randn(4, 2, requires_grad=True)
+    (torch.randn(3, 4) @ w).sum().backward()  # torch's own afterwards
+    assert w.grad is not None

@@ -122,6 +122,26 @@ def _refused_on_traced_tensors(name: str, original: Callable) -> Callable:
 
 _REFUSING_TRANSFORMS = {name: _refused_on_traced_tensors(name, fn) for name, fn in _FUNCTION_TRANSFORMS.items()}
 
+# Backward passes through torch's autograd: not traced yet (the grad transform works on a
+# traced forward from Python); refused by name rather than by autograd's own complaint.
+_AUTOGRAD = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+
+
+def _refusing_autograd(spelling: str, original: Callable) -> Callable:
+    def call(*args, **kwargs):
+        if any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs))):
+            raise _refuse_at_caller(
+                f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a script; "
+                "from Python, tracecli.passes.grad.grad_transform differentiates a traced forward")
+        return original(*args, **kwargs)
+
+    return call
+
+
+_REFUSING_AUTOGRAD = (_refusing_autograd("Tensor.backward()", _AUTOGRAD[0]),
+                      _refusing_autograd("torch.autograd.backward", _AUTOGRAD[1]),
+                      _refusing_autograd("torch.autograd.grad", _AUTOGRAD[2]))
+
 
 def _set_default_dtype(dtype):
     if dtype is not torch.float32:
@@ -195,6 +215,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     for name, transform in _REFUSING_TRANSFORMS.items():
         setattr(torch.func, name, transform)
     torch.vmap = _REFUSING_TRANSFORMS["vmap"]
+    torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad = _REFUSING_AUTOGRAD
     torch.get_rng_state = torch.random.get_rng_state = _get_rng_state
     torch.set_rng_state = torch.random.set_rng_state = _set_rng_state
     torch.cuda.set_rng_state = _set_cuda_rng_state
@@ -216,6 +237,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         for name, original in _FUNCTION_TRANSFORMS.items():
             setattr(torch.func, name, original)
         torch.vmap = _FUNCTION_TRANSFORMS["vmap"]
+        torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad = _AUTOGRAD
         torch.get_rng_state = torch.random.get_rng_state = _RNG_STATE[0]
         torch.set_rng_state = torch.random.set_rng_state = _RNG_STATE[1]
         torch.cuda.set_rng_state = _RNG_STATE[2]
