@@ -25,7 +25,8 @@ not fused at all, so a write through a view never meets a copy made by a compile
 
 A region's arguments are what its members read from outside (with the size symbols
 they use, in a symbolic trace), its outputs only the member results read after it. A
-region of one call is left as it was. `fuse:inductor` names the executor the regions
+region of one call, or one whose results nothing reads (dead code, for dce), is left
+as it was. `fuse:inductor` names the executor the regions
 are for (their namespace); `inductor` is the only one so far, and the default.
 """
 
@@ -132,8 +133,13 @@ def fuse(trace: Trace, namespace: str = "inductor") -> PassResult:
         return PassResult(trace, False, {"regions": 0, "fused": 0})
     sizes = {o.name: o for b in trace.bsyms for o in b.output_values() if type(o) is NumberValue and o.is_size}
     groups = [g for g in _groups(trace, sizes) if len(g) >= MIN_MEMBERS]
+    member_of = {i: k for k, group in enumerate(groups) for i in group}
+    reads = _outside_reads(trace, member_of)
+    groups = [g for k, g in enumerate(groups) if any(reads.get(o.name, set()) - {k}
+                                                     for i in g for o in trace.bsyms[i].output_values())]
     if not groups:
         return PassResult(trace, False, {"regions": 0, "fused": 0})
+    # A dropped group's members are plain calls again: who reads what is counted anew.
     member_of = {i: k for k, group in enumerate(groups) for i in group}
     reads = _outside_reads(trace, member_of)
     # Numbered after the regions the trace already has (fused before, for another run).
