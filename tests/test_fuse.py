@@ -141,3 +141,12 @@ def test_fuse_takes_the_executor_as_its_option(cli):
     assert parse_passes(["fuse:inductor"])[0].options == {"namespace": "inductor"}
     result = cli("trace", "sample_programs/seed_cse.py", "-p", "fuse:nvfuser")
     assert result.exit_code == 2 and "bad option for fuse" in result.output
+
+
+def test_a_saved_fused_trace_runs(cli, tmp_path):
+    result = cli("diff", "sample_programs/seed_cse.py", "-p", "fuse", "--save", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    saved = (tmp_path / "out" / "01-fuse.py").read_text()
+    assert "def fusion0(x, y):" in saved and "inductor = SimpleNamespace(fusion0=fusion0)" in saved
+    result = cli("run", str(tmp_path / "out" / "01-fuse.py"), "--no-timing")
+    assert result.exit_code == 0 and "match eager" in result.stdout, result.output
