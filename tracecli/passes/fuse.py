@@ -45,7 +45,7 @@ MIN_MEMBERS = 2  # one call is not worth a region
 _BARRIER_TAGS = frozenset({Tag.INPLACE, Tag.SIDE_EFFECT, Tag.CHECK})
 
 
-def _fusible(bsym: BoundSymbol, views: bool, sizes: dict[str, NumberValue]) -> bool:
+def _fusible(bsym: BoundSymbol, views: bool, sizes: dict[str, NumberValue] | None) -> bool:
     sym = bsym.symbol
     if sym.namespace not in MODELLED or is_region(bsym) or has_effect(bsym):
         return False
@@ -54,7 +54,8 @@ def _fusible(bsym: BoundSymbol, views: bool, sizes: dict[str, NumberValue]) -> b
     outputs = bsym.output_values()
     if not outputs or any(type(o) is not TensorValue for o in outputs):
         return False
-    return not sizes_read(bsym) - sizes.keys()  # a size the region could not be given
+    # In a symbolic trace, a size bound below the top level could not be given to the region.
+    return sizes is None or not sizes_read(bsym) - sizes.keys()
 
 
 def _barrier(bsym: BoundSymbol) -> bool:
@@ -63,17 +64,24 @@ def _barrier(bsym: BoundSymbol) -> bool:
     return any(sub.symbol.tags & _BARRIER_TAGS for _, sub in walk([bsym]))
 
 
-def _groups(trace: Trace, sizes: dict[str, NumberValue]) -> list[list[int]]:
-    """Indices of the members of each region, in order; single calls included."""
+OUTSIDE = -1  # in `_groups`' readers: a plain call or the return reads the value, or several groups do
+
+
+def _groups(trace: Trace, sizes: dict[str, NumberValue] | None) -> tuple[list[list[int]], dict[str, int]]:
+    """Indices of the members of each candidate region, in order (single calls too), and
+    for each value read, the one candidate that reads it, or OUTSIDE."""
     views = not overwritten(trace.bsyms)
     defined_at = {v.name: -1 for v in trace.inputs}  # name -> index of the call defining it
     groups: list[list[int]] = []
+    readers: dict[str, int] = {}
     current: list[int] = []
-    produced: set[str] = set()  # what the open region's members define
+    produced: set[str] = set()  # what the open candidate's members define
     for i, bsym in enumerate(trace.bsyms):
+        args = [v.name for v in bsym.arg_values()]
+        group = OUTSIDE
         if _fusible(bsym, views, sizes):
             start = current[0] if current else i
-            reads = [v.name for v in bsym.arg_values()] + sorted(sizes_read(bsym))
+            reads = args + list(sizes_read(bsym)) if sizes is not None else args
             if current and all(n in produced or defined_at.get(n, -1) < start for n in reads):
                 current.append(i)
             else:
@@ -81,37 +89,34 @@ def _groups(trace: Trace, sizes: dict[str, NumberValue]) -> list[list[int]]:
                 produced = set()
                 groups.append(current)
             produced.update(o.name for o in bsym.output_values())
+            group = len(groups) - 1
         elif _barrier(bsym):
             current = []
+        for name in args:
+            readers[name] = group if readers.get(name, group) == group else OUTSIDE
         for out in bsym.output_values():
             defined_at[out.name] = i
-    return groups
-
-
-def _outside_reads(trace: Trace, member_of: dict[int, int]) -> dict[str, set[int]]:
-    """name -> the groups reading it outside any one region (-1: a plain call or the return)."""
-    reads: dict[str, set[int]] = {}
-    for i, bsym in enumerate(trace.bsyms):
-        group = member_of.get(i, -1)
-        for value in bsym.arg_values():
-            reads.setdefault(value.name, set()).add(group)
     for value in trace.iter_outputs():
-        reads.setdefault(value.name, set()).add(-1)
-    return reads
+        readers[value.name] = OUTSIDE
+    return groups, readers
 
 
-def _region(members: list[BoundSymbol], index: int, group: int, reads: dict[str, set[int]], namespace: str,
-            sizes: dict[str, NumberValue]) -> BoundSymbol:
+def _read_after(name: str, group: int, readers: dict[str, int]) -> bool:
+    return readers.get(name, group) != group
+
+
+def _region(members: list[BoundSymbol], index: int, group: int, readers: dict[str, int], namespace: str,
+            sizes: dict[str, NumberValue] | None) -> BoundSymbol:
     produced: set[str] = set()
     args: dict[str, object] = {}
     for member in members:
         for value in member.arg_values():
             if value.name not in produced:
                 args.setdefault(value.name, value)
-        for name in sorted(sizes_read(member)):
+        for name in sorted(sizes_read(member)) if sizes is not None else ():
             args.setdefault(name, sizes[name])
         produced.update(o.name for o in member.output_values())
-    outputs = [o for m in members for o in m.output_values() if reads.get(o.name, set()) - {group}]
+    outputs = [o for m in members for o in m.output_values() if _read_after(o.name, group, readers)]
     output = outputs[0] if len(outputs) == 1 else tuple(outputs)
     scopes = {m.scope for m in members}
     return BoundSymbol(
@@ -131,28 +136,29 @@ def fuse(trace: Trace, namespace: str = "inductor") -> PassResult:
     if namespace in trace.names:
         # A value of that name would hide the regions' namespace from the generated code.
         return PassResult(trace, False, {"regions": 0, "fused": 0})
-    sizes = {o.name: o for b in trace.bsyms for o in b.output_values() if type(o) is NumberValue and o.is_size}
-    groups = [g for g in _groups(trace, sizes) if len(g) >= MIN_MEMBERS]
-    member_of = {i: k for k, group in enumerate(groups) for i in group}
-    reads = _outside_reads(trace, member_of)
-    groups = [g for k, g in enumerate(groups) if any(reads.get(o.name, set()) - {k}
-                                                     for i in g for o in trace.bsyms[i].output_values())]
+    # Size symbols bound at the top level (a symbolic trace's `prims.shape`); None: no sizes.
+    sizes = {o.name: o for b in trace.bsyms for o in b.output_values() if type(o) is NumberValue and o.is_size} \
+        if trace.dims else None
+    candidates, readers = _groups(trace, sizes)
+    # Candidate number -> members, for those worth a region and read after it.
+    groups = {
+        k: g for k, g in enumerate(candidates)
+        if len(g) >= MIN_MEMBERS and any(_read_after(o.name, k, readers) for i in g for o in trace.bsyms[i].output_values())
+    }
     if not groups:
         return PassResult(trace, False, {"regions": 0, "fused": 0})
-    # A dropped group's members are plain calls again: who reads what is counted anew.
-    member_of = {i: k for k, group in enumerate(groups) for i in group}
-    reads = _outside_reads(trace, member_of)
+    fused_at = {i for g in groups.values() for i in g}
     # Numbered after the regions the trace already has (fused before, for another run).
     taken = {b.symbol.name for b in trace.bsyms if is_region(b)}
     numbers = (n for n in range(len(taken) + len(groups) + 1) if f"fusion{n}" not in taken)
-    firsts = {group[0]: k for k, group in enumerate(groups)}
+    firsts = {group[0]: k for k, group in groups.items()}
     bsyms: list[BoundSymbol] = []
     for i, bsym in enumerate(trace.bsyms):
         k = firsts.get(i)
         if k is not None:
             members = [trace.bsyms[j] for j in groups[k]]
-            bsyms.append(_region(members, next(numbers), k, reads, namespace, sizes))
-        elif i not in member_of:
+            bsyms.append(_region(members, next(numbers), k, readers, namespace, sizes))
+        elif i not in fused_at:
             bsyms.append(bsym)
-    fused = sum(len(g) for g in groups)
+    fused = sum(len(g) for g in groups.values())
     return PassResult(trace.replace(bsyms=tuple(bsyms)), True, {"regions": len(groups), "fused": fused})
