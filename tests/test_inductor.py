@@ -37,16 +37,15 @@ def test_compiled_regions_are_kept_by_their_text():
     def f(x):
         return (x * 2).exp()
 
-    fused = REGISTRY["fuse"].run(trace_callable(f, (torch.randn(4),), name="f").trace).trace
-    again = REGISTRY["fuse"].run(trace_callable(f, (torch.randn(4),), name="f").trace).trace
-    fn = compile_inductor(fused)
-    region_fn = fn.__globals__["inductor"].fusion0
-    assert compile_inductor(again).__globals__["inductor"].fusion0 is region_fn
-    assert hasattr(region_fn, "_torchdynamo_orig_callable")  # torch.compile's wrapper
-    region = fused.bsyms[0]
-    assert torch.equal(fn(torch.ones(4)), f(torch.ones(4)))
-    # A symbolic trace compiles with dynamic shapes: another entry.
-    assert compile_region(region_trace(region), dynamic=True) is not compile_region(region_trace(region))
+    def region_of(x):
+        fused = REGISTRY["fuse"].run(trace_callable(f, (x,), name="f").trace).trace
+        return region_trace(fused.bsyms[0]), fused
+
+    region, fused = region_of(torch.randn(4))
+    compiled = compile_region(region)
+    assert compile_region(region_of(torch.randn(4))[0]) is compiled
+    assert hasattr(compiled, "_torchdynamo_orig_callable")  # torch.compile's wrapper
+    assert torch.equal(compile_inductor(fused)(torch.ones(4)), f(torch.ones(4)))
 
 
 def test_a_symbolic_trace_serves_other_sizes(cli, tmp_path):
