@@ -24,7 +24,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import ltorch, prims
 from tracecli.passes import REGISTRY
 
-PASSES = ("dce", "cse", "rename", "renumber", "lower")
+PASSES = ("dce", "cse", "rename", "renumber", "lower", "fuse")
 
 
 def synthetic_trace(n: int) -> Trace:

@@ -117,7 +117,7 @@ def test_diff_needs_passes(cli):
 def test_passes_are_listed(cli):
     result = cli("passes")
     names = [line.split()[0] for line in result.stdout.splitlines()]
-    assert names == ["cse", "dce", "lower", "rename", "renumber"]
+    assert names == ["cse", "dce", "fuse", "lower", "rename", "renumber"]
     assert "merge pure bound symbols" in result.stdout
 
 

@@ -27,6 +27,7 @@ from tracecli.core import dtypes
 from tracecli.core.names import GENERATED, RESERVED, NameRegistry, sanitize
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.pytree import map_values
+from tracecli.core.regions import flatten_regions, is_region
 from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, SourceLocation, Symbol, Tag
 from tracecli.core.trace import Trace, collect_names, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
@@ -374,9 +375,10 @@ def _effects(bsyms) -> list[tuple]:
 
 
 def _hinted(trace: Trace) -> list[tuple[str, str]]:
-    """(value, variable) name hints of top-level outputs, in definition order."""
+    """(value, variable) name hints of top-level outputs (a fusion region's: its
+    members'), in definition order."""
     out = []
-    for bsym in trace.bsyms:
+    for bsym in flatten_regions(trace.bsyms):
         names = {o.name for o in bsym.iter_outputs()}
         out.extend((o, var) for o, var in bsym.name_hints if o in names)
     return out
@@ -520,7 +522,7 @@ def check_rename(before: Trace, after: Trace) -> None:
 
 def check_renumber(before: Trace, after: Trace) -> None:
     mapping = _name_map(before, after)
-    user_named = {o for b in before.bsyms for o, var in b.name_hints if o == var}
+    user_named = {o for b in flatten_regions(before.bsyms) for o, var in b.name_hints if o == var}
     taken = {v.name for v in before.inputs} | user_named
     order: dict[str, list[str]] = {}
     # Top-level values first, then subsymbol intermediates (so t0, t1, ... read in order at any --depth).
@@ -566,6 +568,27 @@ def check_lower(before: Trace, after: Trace, depth: float) -> None:
     assert sorted(_hinted(after)) == sorted(_hinted(before))
 
 
+def check_fuse(before: Trace, after: Trace) -> None:
+    position = {id(b): i for i, b in enumerate(before.bsyms)}
+    # Regions made by this run (one made earlier is a plain call to it), and the same
+    # calls, each once: plain ones in their order, members in theirs.
+    made = [b for b in after.bsyms if is_region(b) and id(b) not in position]
+    flat = [m for b in after.bsyms for m in (b.subsymbols if b in made else (b,))]
+    assert sorted(map(format_bsym, flat)) == sorted(map(format_bsym, before.bsyms)), "fuse lost or added a call"
+    plain = [position[id(b)] for b in after.bsyms if b not in made]
+    assert plain == sorted(plain), "fuse reordered calls it did not fuse"
+    for region in made:
+        members = [position[id(m)] for m in region.subsymbols]
+        assert len(members) >= 2 and members == sorted(members), f"bad region {format_bsym(region)}"
+        assert not any(_pinned(m) for m in region.subsymbols), f"an effect fused in {format_bsym(region)}"
+        # Its outputs: exactly the member results read after it, at least one.
+        read_outside = {v.name for b in after.bsyms if b is not region for v in b.iter_args()}
+        read_outside |= {v.name for v in after.iter_outputs()}
+        produced = [o.name for m in region.subsymbols for o in m.iter_outputs()]
+        outputs = [o.name for o in region.iter_outputs()]
+        assert outputs and outputs == [n for n in produced if n in read_outside], f"outputs of {format_bsym(region)}"
+
+
 def check_summary(name: str, before: Trace, result: PassResult) -> None:
     """`diff --stat` reads what a pass did from the traces and its value map alone; for
     the built-in passes that is what their own stats count."""
@@ -578,6 +601,7 @@ def check_summary(name: str, before: Trace, result: PassResult) -> None:
         "rename": lambda: (stats["renamed"], 0, 0),
         "renumber": lambda: (stats["renamed"], 0, 0),
         "lower": lambda: (0, 0, 0),
+        "fuse": lambda: (0, 0, 0),
     }[name]()
     assert counted == expected, f"{name}: summary {counted}, stats {stats}\n{text(before)}\n---\n{text(result.trace)}"
 
@@ -609,6 +633,8 @@ def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
         check_rename(before, after)
     elif name == "renumber":
         check_renumber(before, after)
+    elif name == "fuse":
+        check_fuse(before, after)
     elif name == "lower":
         depth = step.options.get("depth", math.inf)
         check_lower(before, after, depth)
@@ -622,7 +648,7 @@ def check_step(spec: str, before: Trace, result: PassResult, inputs) -> None:
 
 # --- the properties -------------------------------------------------------------------------
 
-SPECS = ["dce", "cse", "rename", "renumber", "lower", "lower:1"]
+SPECS = ["dce", "cse", "rename", "renumber", "lower", "lower:1", "fuse"]
 
 
 @pytest.mark.parametrize("spec", SPECS)

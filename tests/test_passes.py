@@ -94,7 +94,8 @@ def test_renumber_makes_generated_names_consecutive():
     assert [o.name for b in lowered.bsyms for o in b.iter_outputs()] == [f"t{i}" for i in range(len(lowered.bsyms))]
 
 
-@pytest.mark.parametrize("spec", ["dce", "cse", "rename", "renumber", "lower", "lower:1", "dce,cse,rename,renumber", "lower,cse,dce,rename,renumber"])
+@pytest.mark.parametrize("spec", ["dce", "cse", "rename", "renumber", "lower", "lower:1", "dce,cse,rename,renumber", "lower,cse,dce,rename,renumber",
+                                  "fuse", "dce,cse,fuse,rename,renumber"])
 def test_every_pipeline_keeps_results_equal_to_eager(spec):
     block = runpy.run_path("sample_programs/gpt_block.py")["block"]
     x = torch.randn(2, 8, 32)
@@ -107,7 +108,7 @@ def test_every_pipeline_keeps_results_equal_to_eager(spec):
 
 
 def test_unknown_pass_lists_the_known_ones():
-    with pytest.raises(UserError, match=r"unknown pass 'dse' \(known passes: cse, dce, lower, rename, renumber"):
+    with pytest.raises(UserError, match=r"unknown pass 'dse' \(known passes: cse, dce, fuse, lower, rename, renumber"):
         parse_passes(["dce,dse"])
 
 

@@ -55,7 +55,7 @@ def square_gram(x):
 
 
 STEPS = [centre, by_rows, flat_and_back, scaled_by_width, twice, square_gram]
-PIPELINES = ["dce", "cse", "rename", "renumber", "lower", "lower:1"]
+PIPELINES = ["dce", "cse", "rename", "renumber", "lower", "lower:1", "fuse"]
 
 
 def program(steps):
@@ -114,7 +114,7 @@ def test_dce_keeps_the_shape_a_decomposition_reads():
         _check_runs(final, lambda x: x.mean(0), torch.randn(4, 6), [torch.randn(9, 3)])
 
 
-@pytest.mark.parametrize("spec", ["rename", "dce,cse,rename", "rename,renumber,lower"])
+@pytest.mark.parametrize("spec", ["rename", "dce,cse,rename", "rename,renumber,lower", "fuse,rename"])
 def test_rename_names_sizes_after_the_users_variables(spec):
     trace = trace_callable(by_rows, (torch.randn(3, 5),), name="f", dims=DimPolicy(dynamic=True)).trace
     assert [d.hint for d in trace.dims] == ["rows", "cols"]

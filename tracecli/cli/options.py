@@ -63,7 +63,8 @@ Seed = Annotated[int, typer.Option("--seed", help="RNG seed for inputs, the scri
 Executor = Annotated[
     str, typer.Option("--executor", "-e", metavar="NAME",
                       help="How the trace runs: torch (as printed), prims (lowered to prims, checks the decompositions), "
-                           "or another registered executor (`tracecli executors` lists them)."),
+                           "inductor (fusion regions compiled by torch's inductor), or another registered executor "
+                           "(`tracecli executors` lists them)."),
 ]
 ExecutorFiles = Annotated[
     list[str] | None,

@@ -11,7 +11,8 @@ import keyword
 import re
 
 # Names the generated code needs for itself: a value may never shadow them.
-RESERVED = frozenset({"torch", "ltorch", "prims", "math", "inf", "nan"})
+# `inductor` is the namespace of fusion regions (core/regions.py).
+RESERVED = frozenset({"torch", "ltorch", "prims", "inductor", "math", "inf", "nan"})
 
 _NOT_IDENT = re.compile(r"\W")
 GENERATED = re.compile(r"^[tifb](\d+)$")

@@ -19,6 +19,9 @@ class Tag(enum.Enum):
     # getitem, split, ...): a later in-place write to either changes the other. With
     # several tensor arguments (index tensors, einsum of two operands) the result is new.
     VIEW = "view"
+    # A fusion region (core/regions.py): its subsymbols are the calls it stands for, run
+    # as one. Not an effect: an unused region is dropped like any pure call.
+    REGION = "region"
 
 
 # Tags that pin a bound symbol in place: dce keeps it and cse never merges it.

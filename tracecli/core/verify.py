@@ -8,6 +8,7 @@
 - the trace's outputs are defined;
 - symbolic shapes: each size symbol is bound once (by `prims.shape`) before any call
   reads it, at whatever level; type comments use only the trace's own symbols;
+- a fusion region holds only modelled calls without effects (core/regions.py);
 - every bound symbol, at every level, records the types its rule gives: re-run on the
   recorded arguments, its meta rule or decomposition accepts them and yields outputs of
   the recorded shapes, dtypes and devices (`typecheck`). A subsymbol is checked on its
@@ -20,6 +21,7 @@ import contextlib
 
 from tracecli.core.dims import DimEnv, symbols_in
 from tracecli.core.printing import format_bsym, format_trace
+from tracecli.core.regions import is_region, region_problem
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.typecheck import type_problem
@@ -90,6 +92,8 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                     fail(f"output {out.name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
                 scope.add(out.name)
+            if is_region(bsym) and (problem := region_problem(bsym)) is not None:
+                fail(problem, bsym)
             if types:
                 with sizes:
                     problem = type_problem(bsym, examples)

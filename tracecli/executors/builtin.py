@@ -1,4 +1,5 @@
-"""The built-in executors: torch runs the trace as printed, prims runs it lowered."""
+"""The built-in executors: torch runs the trace as printed, prims runs it lowered,
+inductor compiles its fusion regions (executors/inductor.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
+from tracecli.executors import inductor  # noqa: F401 - registers it
 from tracecli.executors.registry import register_executor
 from tracecli.passes.lower import lower
 
@@ -22,4 +24,4 @@ def lowered_to_prims(trace: Trace) -> Trace:
 register_executor("prims", "runs the trace lowered to prims, checking every decomposition against eager",
                   prepare=lowered_to_prims)(runs_as_printed)
 
-BUILTIN = frozenset({"torch", "prims"})
+BUILTIN = frozenset({"torch", "prims", "inductor"})

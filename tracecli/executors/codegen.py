@@ -6,6 +6,10 @@ bound straight to each symbol's torch implementation; the prims executor runs th
 lowered to prims (executors/runner.py), not a different namespace. Objects the source
 names but cannot spell (a module passed to an opaque call, say) are bound under the
 names the printer chose.
+
+A fusion region (`inductor.fusion0(...)`) is bound to a function of its own, generated
+the same way from its members: the torch executor runs them one by one, and an executor
+that fuses passes `compile_region` to compile that function instead.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import torch
 
 from tracecli.core.bindings import Bindings
 from tracecli.core.printing import format_trace
+from tracecli.core.regions import is_region, region_trace
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.ops import ltorch, prims
@@ -37,17 +42,30 @@ TORCH_GLOBALS = {
 }
 
 
-def compile_trace(trace: Trace, globals_: dict | None = None) -> Callable:
+def compile_trace(trace: Trace, globals_: dict | None = None, compile_region: Callable | None = None) -> Callable:
+    """`compile_region(region_trace, globals_)`, when given, makes each region's function."""
     bindings = Bindings.for_trace(trace, codegen=True)
     source = format_trace(trace, codegen=True, bindings=bindings)
     # A filename that names the trace makes tracebacks from generated code readable.
     code = compile(source, f"<trace {trace.name}>", "exec")
     scope = dict(TORCH_GLOBALS if globals_ is None else globals_)
+    scope.update(_region_namespaces(trace, globals_, compile_region))
     scope.update(bindings.bound)
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
     fn.__tracecli_source__ = source
     return fn
+
+
+def _region_namespaces(trace: Trace, globals_: dict | None, compile_region: Callable | None) -> dict:
+    """`inductor.fusion0` and its kin: each region's function under its namespace."""
+    spaces: dict[str, SimpleNamespace] = {}
+    for bsym in trace.bsyms:
+        if is_region(bsym):
+            region = region_trace(bsym)
+            fn = compile_trace(region, globals_) if compile_region is None else compile_region(region, globals_)
+            setattr(spaces.setdefault(bsym.symbol.namespace, SimpleNamespace()), bsym.symbol.name, fn)
+    return spaces
 
 
 def script_header() -> str:

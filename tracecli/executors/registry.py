@@ -25,6 +25,7 @@ from types import SimpleNamespace
 import torch
 
 from tracecli.core.printing import format_trace
+from tracecli.core.regions import flatten_regions
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.executors.codegen import TORCH_GLOBALS, compile_trace
@@ -50,6 +51,9 @@ class Executor:
     implement: Callable[[Symbol], Callable | None] = _runs_as_torch
     # The trace it runs, made from the one it is given (lowered, fused, ...).
     prepare: Callable[[Trace], Trace] = _as_printed
+    # How it compiles a fusion region's generated function, `(region trace, globals) ->
+    # callable`; None: the function runs as generated (executors/codegen.py).
+    compile_region: Callable | None = None
 
 
 EXECUTORS: dict[str, Executor] = {}
@@ -58,12 +62,14 @@ EXECUTORS: dict[str, Executor] = {}
 REGISTRATIONS: list[str] = []
 
 
-def register_executor(name: str, description: str, *, prepare: Callable[[Trace], Trace] | None = None):
+def register_executor(name: str, description: str, *, prepare: Callable[[Trace], Trace] | None = None,
+                      compile_region: Callable | None = None):
     """Register the decorated `Symbol -> Callable | None` function as executor `name`;
-    `prepare` maps the trace it is given to the one it runs."""
+    `prepare` maps the trace it is given to the one it runs; `compile_region` compiles
+    each fusion region's function."""
 
     def add(implement: Callable[[Symbol], Callable | None]) -> Callable[[Symbol], Callable | None]:
-        EXECUTORS[name] = Executor(name, description, implement, prepare or _as_printed)
+        EXECUTORS[name] = Executor(name, description, implement, prepare or _as_printed, compile_region)
         REGISTRATIONS.append(name)
         return implement
 
@@ -75,7 +81,7 @@ def _implementations(executor: Executor, trace: Trace) -> dict[str, Callable]:
     the top level of `trace`, in order of first use. Opaque calls are spelled by their
     torch path in the generated code and always run as torch's."""
     found: dict[str, Callable] = {}
-    for bsym in trace.bsyms:
+    for bsym in flatten_regions(trace.bsyms):  # a region's function calls its members' symbols
         symbol = bsym.symbol
         if symbol.namespace in ("", "torch") or symbol.qualname in found:
             continue
@@ -111,10 +117,12 @@ def compile_for(trace: Trace, executor: str | Executor) -> Callable:
     chosen = EXECUTORS[executor] if isinstance(executor, str) else executor
     prepared = chosen.prepare(trace)
     try:
-        run = _without_autocast(compile_trace(prepared, _globals_for(chosen, prepared)))
+        run = _without_autocast(compile_trace(prepared, _globals_for(chosen, prepared), chosen.compile_region))
     except SyntaxError as exc:
         raise CompiledRunError(f"the trace does not compile as Python: {exc}\n{format_trace(prepared)}") from exc
     run.__tracecli_claimed__ = claimed(chosen, prepared)
+    # Compiled regions round differently from eager: the comparison allows for it.
+    run.__tracecli_fused__ = chosen.compile_region is not None
     return run
 
 

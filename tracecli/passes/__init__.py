@@ -15,7 +15,7 @@ hands out fresh names.
 """
 
 from tracecli.core.names import NameRegistry
-from tracecli.passes import cse, dce, lower, rename, renumber  # noqa: F401 - registers them
+from tracecli.passes import cse, dce, fuse, lower, rename, renumber  # noqa: F401 - registers them
 from tracecli.passes.base import REGISTRY, Pass, PassResult, register
 from tracecli.passes.rewrite import map_bsym, map_trace, renamer, substituter
 

@@ -19,6 +19,7 @@ Before:                               After:
 from __future__ import annotations
 
 from tracecli.core.names import NameRegistry, sanitize
+from tracecli.core.regions import flatten_regions
 from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.rewrite import map_trace, renamer
@@ -30,7 +31,8 @@ def _plan(trace: Trace) -> dict[str, str]:
     # (value name, variable), sizes first (bound before anything reads them), then values
     # in definition order.
     hinted = [(info.name, sanitize(info.hint)) for info in trace.dims if info.hint]
-    for bsym in trace.bsyms:
+    # A fusion region's members keep the hints of the lines that made them.
+    for bsym in flatten_regions(trace.bsyms):
         outputs = {o.name for o in bsym.iter_outputs()}
         # A variable may be named like something the generated code needs (`torch`,
         # `inf`): the value gets the legal spelling the name registry would give it.

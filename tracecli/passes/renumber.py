@@ -12,6 +12,7 @@ t0, t1, t2 ... at any --depth; subsymbol intermediates are numbered after them.
 from __future__ import annotations
 
 from tracecli.core.names import GENERATED
+from tracecli.core.regions import flatten_regions
 from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.rewrite import map_trace, renamer
@@ -19,7 +20,7 @@ from tracecli.passes.rewrite import map_trace, renamer
 
 @register("renumber", "renumber generated names consecutively in order of definition")
 def renumber(trace: Trace) -> PassResult:
-    user_named = {out for b in trace.bsyms for out, var in b.name_hints if out == var}
+    user_named = {out for b in flatten_regions(trace.bsyms) for out, var in b.name_hints if out == var}
     taken = {v.name for v in trace.inputs} | user_named
     counters: dict[str, int] = {}
     names: dict[str, str] = {}

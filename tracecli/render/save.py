@@ -20,6 +20,7 @@ import tempfile
 from tracecli.core.bindings import Bindings
 from tracecli.core.errors import UserError
 from tracecli.core.printing import format_constant, format_trace
+from tracecli.core.regions import is_region, region_trace
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.executors.codegen import script_header
@@ -33,8 +34,24 @@ def _make_input(value) -> str:
     return sample_code(value.dtype, format_constant(tuple(value.shape)), "device")
 
 
+def _region_functions(trace: Trace) -> list[str]:
+    """A fused trace's regions as the functions the torch executor runs for them, bound
+    under their namespace (`inductor.fusion0`): the saved file runs, and traced again it
+    records the members."""
+    regions = [b for b in trace.bsyms if is_region(b)]
+    if not regions:
+        return []
+    lines = ["from types import SimpleNamespace", "", ""]
+    for bsym in regions:
+        lines += [format_trace(region_trace(bsym), codegen=True).rstrip("\n"), "", ""]
+    for namespace in dict.fromkeys(b.symbol.namespace for b in regions):
+        members = ", ".join(f"{b.symbol.name}={b.symbol.name}" for b in regions if b.symbol.namespace == namespace)
+        lines.append(f"{namespace} = SimpleNamespace({members})")
+    return [*lines, "", ""]
+
+
 def trace_file(trace: Trace, depth: float) -> str:
-    lines = [script_header(), "", format_trace(trace, depth).rstrip("\n"), "", ""]
+    lines = [script_header(), "", *_region_functions(trace), format_trace(trace, depth).rstrip("\n"), "", ""]
     lines.append("def sample_inputs(device):")
     lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
     args = [_make_input(v) for v in trace.inputs]

@@ -1,0 +1,58 @@
+"""Fusion regions: one bound symbol standing for several, compiled as one.
+
+A region is a bound symbol of a symbol made for it (`inductor.fusion0`): its subsymbols
+are its members, in the order they run; its arguments are the values the members read
+from outside (the size symbols they use included, so the region is a function of its
+arguments alone); its outputs are the member outputs read after it. It is pure and has
+no rule of its own: the verifier checks each member, and that each member may be fused.
+
+Executors run a region as the function `region_trace` spells: the torch executor runs
+its members one by one, an executor that fuses compiles that function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, Symbol, Tag
+from tracecli.core.trace import Trace, walk
+
+# Members are modelled operations: what an opaque call does is unknown to whoever fuses.
+MODELLED = frozenset({"ltorch", "prims"})
+
+
+def region_symbol(name: str, namespace: str = "inductor") -> Symbol:
+    """A symbol for one region: `namespace` is the executor it is fused for."""
+    return Symbol(name, namespace, tags=frozenset({Tag.REGION}), doc="a fusion region: its subsymbols run as one")
+
+
+def is_region(bsym: BoundSymbol) -> bool:
+    return Tag.REGION in bsym.symbol.tags
+
+
+def region_trace(bsym: BoundSymbol) -> Trace:
+    """The region as a function of its own: what an executor compiles."""
+    return Trace(bsym.symbol.name, tuple(bsym.arg_values()), bsym.subsymbols, bsym.output)
+
+
+def flatten_regions(bsyms) -> Iterator[BoundSymbol]:
+    """The top-level bound symbols with each region replaced by its members: the calls
+    the user's lines made, for passes that read their name hints."""
+    for bsym in bsyms:
+        if is_region(bsym):
+            yield from flatten_regions(bsym.subsymbols)
+        else:
+            yield bsym
+
+
+def region_problem(bsym: BoundSymbol) -> str | None:
+    """Why `bsym`, a region, holds a member it may not, or None."""
+    if bsym.kwargs:
+        return f"region {bsym.symbol.qualname} takes keyword arguments"
+    for member in bsym.subsymbols:
+        if member.symbol.namespace not in MODELLED or is_region(member):
+            return f"region {bsym.symbol.qualname} holds {member.symbol.qualname}, which is not a modelled operation"
+        for _, sub in walk([member]):
+            if sub.symbol.tags & EFFECT_TAGS:
+                return f"region {bsym.symbol.qualname} holds {sub.symbol.qualname}, which has effects"
+    return None
