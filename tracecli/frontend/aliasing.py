@@ -90,6 +90,13 @@ class Aliasing:
         value, the value that now stands for the tensor)."""
         tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
+        if not bsym.symbol.tags:
+            # Most ops neither view nor write their arguments: only contiguity to follow
+            # (asked first, as the tag tests below hash an enum member each).
+            contiguous = all(self.contiguous.get(t.name, False) for t in tensors)
+            for out in outputs:
+                self.contiguous[out.name] = contiguous
+            return None
         if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):
             # x.contiguous() of a tensor that is not: a fresh tensor, no view of x.
             for out in outputs:

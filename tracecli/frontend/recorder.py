@@ -173,7 +173,9 @@ class Recorder:
                 # (a composite decomposes before autocast), and so does the trace.
                 return self._inline(subsymbols, out)
         else:
-            out = tree_map(self._new_output, sym.meta(*args, **kwargs))
+            types = sym.meta(*args, **kwargs)
+            # Most prims make one tensor: no tree to walk.
+            out = self._new_output(types) if type(types) is TensorType else tree_map(self._new_output, types)
             subsymbols = []
         source, scope = None, ""
         if len(self.scopes) == 1:

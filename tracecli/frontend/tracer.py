@@ -152,6 +152,20 @@ class _Tracer:
         lift real tensors captured from outside the function into trace inputs."""
         return tree_map(self._leaf_value, obj, is_leaf=_to_values_leaf)
 
+    def _positional_values(self, args: tuple) -> tuple:
+        """`to_values(args)`, leaf by leaf when the arguments are proxies and plain numbers
+        (`torch.sin(x)`, `x * 1.5`: most calls), without the tree walk's per-node checks."""
+        out = []
+        for arg in args:
+            kind = type(arg)
+            if kind is TensorProxy:
+                out.append(self._leaf_value(arg))
+            elif kind in _PLAIN_LEAVES:
+                out.append(arg)
+            else:
+                return self.to_values(args)
+        return tuple(out)
+
     def _leaf_value(self, obj):
         if isinstance(obj, TensorProxy):
             value = obj.value
@@ -175,6 +189,8 @@ class _Tracer:
         return tree_map(self._leaf_value, result, is_leaf=_slice)
 
     def to_proxies(self, obj):
+        if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
+            return self.proxy(obj)
         return tree_map(self._leaf_proxy, obj)
 
     def _leaf_proxy(self, obj):
@@ -332,8 +348,7 @@ class _Tracer:
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
         # Most calls have no keyword arguments: skip walking an empty dict.
-        vargs, vkwargs = self.to_values(args), self.to_values(kwargs) if kwargs else kwargs
-        read = values_in((vargs, vkwargs))
+        vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
         start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
             # `out=` writes into a given tensor: left to torch. Without one, the call is
@@ -359,6 +374,9 @@ class _Tracer:
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
+        # What the call reads matters only to calls no ltorch symbol took: asked here, not
+        # of every call.
+        read = values_in((vargs, vkwargs))
         if not any(isinstance(v, TensorValue) for v in read) and not _makes_tensors(func, vargs, vkwargs):
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
@@ -389,6 +407,8 @@ _OPERATORS = {
     "__setitem__": "item assignment", "__and__": "&", "__or__": "|", "__xor__": "^", "__eq__": "==",
     "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
 }
+# Leaves `to_values` hands on as they are.
+_PLAIN_LEAVES = frozenset({int, float, bool, complex, str, type(None)})
 _SIZE_READS = frozenset({"size", "shape", "numel", "nelement", "__len__", "stride"})
 _NOT_SYMBOLIC = object()
 
@@ -640,6 +660,10 @@ stop_search_at(trace_callable.__code__)
 
 
 def _with_hints(bsym, hints: dict[str, str]):
+    output = bsym.output
+    if type(output) is TensorValue:  # one output, as most ops have: no tree to walk
+        var = hints.get(output.name)
+        return bsym.replace(name_hints=((output.name, var),)) if var is not None else bsym
     pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
     return bsym.replace(name_hints=pairs) if pairs else bsym
 
