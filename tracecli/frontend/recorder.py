@@ -177,14 +177,16 @@ class Recorder:
             # Most prims make one tensor: no tree to walk.
             out = self._new_output(types) if type(types) is TensorType else tree_map(self._new_output, types)
             subsymbols = []
-        source, scope = None, ""
+        source, scope, hints = None, "", ()
         if len(self.scopes) == 1:
             frame = user_frame(sys._getframe(1))
             if frame is not None:
                 source = location_of(frame)
-                self.hints.note(frame, out)
+                # The variables the outputs are being stored into: the tracer settles them
+                # once tracing ends, and keeps this bound symbol as it is when they held.
+                hints = self.hints.note(frame, out)
             scope = self.module_scope()
-        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, scope=scope)
+        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, hints, scope)
         self.scopes[-1].append(bsym)
         return out
 

@@ -122,9 +122,9 @@ class _Tracer:
             env.foreign = self.on_dim_arith
             env.on_index = self.watch.on_index
         self.device = device
-        self.hints = HintTracker(self._proxy_by_name)
-        self.recorder = Recorder(registry, scopes.current, self.hints)
         self.proxies: dict[str, TensorProxy] = {}
+        self.hints = HintTracker(self.proxies.get)  # the dict's own get: no Python frame per lookup
+        self.recorder = Recorder(registry, scopes.current, self.hints)
         self.lifted: list[tuple[TensorValue, torch.Tensor]] = []  # captured tensors: (input value, tensor)
         self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
@@ -134,9 +134,6 @@ class _Tracer:
         self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
-
-    def _proxy_by_name(self, name: str) -> TensorProxy | None:
-        return self.proxies.get(name)
 
     def proxy(self, value: TensorValue) -> TensorProxy:
         proxy = self.proxies.get(value.name)
@@ -660,12 +657,16 @@ stop_search_at(trace_callable.__code__)
 
 
 def _with_hints(bsym, hints: dict[str, str]):
+    """`bsym` with the confirmed variable of each output as its name hints. It was
+    recorded with the variables its outputs were being stored into, which most often
+    held: then it is kept as it is, not built again."""
     output = bsym.output
     if type(output) is TensorValue:  # one output, as most ops have: no tree to walk
         var = hints.get(output.name)
-        return bsym.replace(name_hints=((output.name, var),)) if var is not None else bsym
-    pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
-    return bsym.replace(name_hints=pairs) if pairs else bsym
+        pairs = ((output.name, var),) if var is not None else ()
+    else:
+        pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
+    return bsym if pairs == bsym.name_hints else bsym.replace(name_hints=pairs)
 
 
 __all__ = ["TracedProgram", "trace_callable"]
