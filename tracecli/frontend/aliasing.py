@@ -89,14 +89,20 @@ class Aliasing:
         """Follow one recorded bound symbol; for an in-place one return (the overwritten
         value, the value that now stands for the tensor)."""
         tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
-        outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
         if not bsym.symbol.tags:
             # Most ops neither view nor write their arguments: only contiguity to follow
             # (asked first, as the tag tests below hash an enum member each).
-            contiguous = all(self.contiguous.get(t.name, False) for t in tensors)
-            for out in outputs:
-                self.contiguous[out.name] = contiguous
+            known = self.contiguous
+            contiguous = all(known.get(t.name, False) for t in tensors)
+            output = bsym.output
+            if type(output) is TensorValue:
+                known[output.name] = contiguous
+            else:
+                for out in bsym.output_values():
+                    if isinstance(out, TensorValue):
+                        known[out.name] = contiguous
             return None
+        outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
         if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):
             # x.contiguous() of a tensor that is not: a fresh tensor, no view of x.
             for out in outputs:

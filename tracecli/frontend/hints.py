@@ -79,24 +79,19 @@ def _effect_at(code: CodeType, offset: int) -> tuple | None:
     return None
 
 
-# (id(code), offset) -> effect; the code object is kept alive by the frames that use it.
+# (id(code), offset) -> (code, effect): holding the code keeps its id from being reused.
 _effects: dict[tuple[int, int], tuple[CodeType, tuple | None]] = {}
-
-
-def _effect(frame: FrameType) -> tuple | None:
-    code = frame.f_code
-    key = (id(code), frame.f_lasti)
-    found = _effects.get(key)
-    if found is None or found[0] is not code:
-        found = _effects[key] = (code, _effect_at(code, frame.f_lasti))
-    return found[1]
 
 
 def store_target(frame: FrameType) -> tuple[FrameType, tuple] | None:
     """(frame, variable names) the value produced at `frame`'s current instruction is
     stored into, following returns up to the calling user frame."""
     while frame is not None:
-        effect = _effect(frame)
+        code, offset = frame.f_code, frame.f_lasti
+        found = _effects.get((id(code), offset))
+        if found is None or found[0] is not code:
+            found = _effects[id(code), offset] = (code, _effect_at(code, offset))
+        effect = found[1]
         if effect is None:
             return None
         if effect[0] == "store":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
+from types import FrameType
 
 import torch
 
@@ -145,6 +146,9 @@ class Recorder:
         self.scopes: list[list[BoundSymbol]] = [[]]
         self.autocast_applied = False
         self.autocast_casts = 0  # casts recorded so far, to see whether a decomposition made any
+        # The frame that made the torch call being recorded, while its adapter runs: user
+        # code is looked for from there (None: from the recorder's caller up).
+        self.caller: FrameType | None = None
 
     @property
     def bsyms(self) -> list[BoundSymbol]:
@@ -179,7 +183,7 @@ class Recorder:
             subsymbols = []
         source, scope, hints = None, "", ()
         if len(self.scopes) == 1:
-            frame = user_frame(sys._getframe(1))
+            frame = user_frame(self.caller or sys._getframe(1))
             if frame is not None:
                 source = location_of(frame)
                 # The variables the outputs are being stored into: the tracer settles them

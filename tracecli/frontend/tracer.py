@@ -236,7 +236,12 @@ class _Tracer:
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)
             return self.to_proxies(out)
-        return self._record(sym, args, kwargs)
+        # Inside a traced torch call (the op its adapter calls, the prims of that op's
+        # decomposition): `_record`'s work without its frame, as this runs for each of them.
+        try:
+            return self.recorder.record(sym, args, kwargs)
+        except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
+            raise _error_at_user_line(str(exc)) from exc
 
     def _refreshed(self, proxy: TensorProxy) -> TensorValue:
         try:
@@ -358,6 +363,9 @@ class _Tracer:
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
             self.in_torch_call += 1
+            # What this call records is at the line of the frame that made it: the search
+            # for user code starts there, not at the recorder, below tracecli's own frames.
+            outer_caller, self.recorder.caller = self.recorder.caller, sys._getframe(2)
             if self.env is not None:
                 outer, self.env.context = self.env.context, _call_name(func)
             try:
@@ -366,6 +374,7 @@ class _Tracer:
                 raise _error_at_user_line(str(exc)) from exc
             finally:
                 self.in_torch_call -= 1
+                self.recorder.caller = outer_caller
                 if self.env is not None:
                     self.env.context = outer
             if out is not OPAQUE:
