@@ -76,7 +76,12 @@ def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -
             hints = tuple([(renamed.get(out, out), var) for out, var in hints])
     args = bsym.args
     if type(args) is tuple:
-        args = tuple([fn(a) if type(a) in _VALUE_TYPES else map_values(fn, a) for a in args])
+        # A loop, not a comprehension: most calls have one to three arguments, and a
+        # comprehension's own frame would cost as much as mapping them.
+        mapped = []
+        for a in args:
+            mapped.append(fn(a) if type(a) in _VALUE_TYPES else map_values(fn, a))
+        args = tuple(mapped)
     else:
         args = map_values(fn, args)
     kwargs = bsym.kwargs
