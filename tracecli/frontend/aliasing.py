@@ -88,12 +88,16 @@ class Aliasing:
     def note(self, bsym: BoundSymbol) -> tuple[TensorValue, TensorValue] | None:
         """Follow one recorded bound symbol; for an in-place one return (the overwritten
         value, the value that now stands for the tensor)."""
-        tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         if not bsym.symbol.tags:
             # Most ops neither view nor write their arguments: only contiguity to follow
-            # (asked first, as the tag tests below hash an enum member each).
+            # (asked first, as the tag tests below hash an enum member each). Their result
+            # is contiguous when every tensor they read is.
             known = self.contiguous
-            contiguous = all(known.get(t.name, False) for t in tensors)
+            contiguous = True
+            for arg in bsym.arg_values():
+                if isinstance(arg, TensorValue) and not known.get(arg.name, False):
+                    contiguous = False
+                    break
             output = bsym.output
             if type(output) is TensorValue:
                 known[output.name] = contiguous
@@ -102,6 +106,7 @@ class Aliasing:
                     if isinstance(out, TensorValue):
                         known[out.name] = contiguous
             return None
+        tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
         if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):
             # x.contiguous() of a tensor that is not: a fresh tensor, no view of x.
