@@ -92,9 +92,9 @@ class BoundSymbol:
     scope: str = ""  # qualified name of the nn.Module that issued the call, if any
 
     # Written out, not generated: a frozen dataclass's own __init__ sets each field through
-    # object.__setattr__, which looks the field up on the class every time (1 µs for these
-    # eight), while the slots' own setters, bound once below, take half that. Tracing builds
-    # two bound symbols per op and a renaming pass one per bound symbol at every level.
+    # object.__setattr__, which looks the field up on the class every time (1.07 µs for
+    # these eight), while the slots' own setters, bound once below, take 0.74 µs. Tracing
+    # builds two bound symbols per op and a renaming pass one per bound symbol at every level.
     def __init__(
         self, symbol: Symbol, args: tuple, kwargs: tuple[tuple[str, object], ...], output: object,
         subsymbols: tuple[BoundSymbol, ...] = (), source: SourceLocation | None = None,
