@@ -37,6 +37,19 @@ class DType:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
+    # Every traced op compares dtypes and looks them up in the torch bridge's tables. Each
+    # dtype is one record (the ones below), so identity answers almost every comparison;
+    # a copy still equals its original field by field, and hashes by its name as it does.
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not DType:
+            return NotImplemented
+        return (self.name, self.short, self.kind, self.bits) == (other.name, other.short, other.kind, other.bits)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
 
 bool8 = DType("bool", "bool", "bool", 8)
 uint8 = DType("uint8", "u8", "int", 8)

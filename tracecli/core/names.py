@@ -40,9 +40,10 @@ class NameRegistry:
         """The next unused generated name: t0, t1, ..."""
         n = self._next.get(prefix, 0)
         taken = self._taken
-        while f"{prefix}{n}" in taken:
-            n += 1
         name = f"{prefix}{n}"
+        while name in taken:
+            n += 1
+            name = f"{prefix}{n}"
         self._next[prefix] = n + 1
         taken.add(name)
         return name

@@ -6,7 +6,7 @@ itself only ever holds these records, never live objects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from math import prod
 
 from tracecli.core.dims import Dim
@@ -30,6 +30,16 @@ class TensorValue:
     device: str
     requires_grad: bool = False
 
+    # Written out, not generated: every traced op and every value a pass renames makes
+    # one, and the slots' own setters (bound below) take two thirds of the time of the
+    # object.__setattr__ calls a frozen dataclass's __init__ makes.
+    def __init__(self, name: str, shape: tuple[int, ...], dtype: DType, device: str, requires_grad: bool = False):
+        _set_name(self, name)
+        _set_shape(self, shape)
+        _set_dtype(self, dtype)
+        _set_device(self, device)
+        _set_requires_grad(self, requires_grad)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -44,6 +54,11 @@ class TensorValue:
 
     def renamed(self, name: str) -> TensorValue:
         return TensorValue(name, self.shape, self.dtype, self.device, self.requires_grad)
+
+
+_set_name, _set_shape, _set_dtype, _set_device, _set_requires_grad = (
+    TensorValue.__dict__[f.name].__set__ for f in fields(TensorValue)
+)
 
 
 @dataclass(frozen=True, slots=True)

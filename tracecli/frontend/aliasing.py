@@ -88,6 +88,24 @@ class Aliasing:
     def note(self, bsym: BoundSymbol) -> tuple[TensorValue, TensorValue] | None:
         """Follow one recorded bound symbol; for an in-place one return (the overwritten
         value, the value that now stands for the tensor)."""
+        if not bsym.symbol.tags:
+            # Most ops neither view nor write their arguments: only contiguity to follow
+            # (asked first, as the tag tests below hash an enum member each). Their result
+            # is contiguous when every tensor they read is.
+            known = self.contiguous
+            contiguous = True
+            for arg in bsym.arg_values():
+                if isinstance(arg, TensorValue) and not known.get(arg.name, False):
+                    contiguous = False
+                    break
+            output = bsym.output
+            if type(output) is TensorValue:
+                known[output.name] = contiguous
+            else:
+                for out in bsym.output_values():
+                    if isinstance(out, TensorValue):
+                        known[out.name] = contiguous
+            return None
         tensors = [a for a in bsym.arg_values() if isinstance(a, TensorValue)]
         outputs = [o for o in bsym.output_values() if isinstance(o, TensorValue)]
         if is_view(bsym) and tensors and self._copies(bsym, tensors[0]):

@@ -79,24 +79,19 @@ def _effect_at(code: CodeType, offset: int) -> tuple | None:
     return None
 
 
-# (id(code), offset) -> effect; the code object is kept alive by the frames that use it.
+# (id(code), offset) -> (code, effect): holding the code keeps its id from being reused.
 _effects: dict[tuple[int, int], tuple[CodeType, tuple | None]] = {}
-
-
-def _effect(frame: FrameType) -> tuple | None:
-    code = frame.f_code
-    key = (id(code), frame.f_lasti)
-    found = _effects.get(key)
-    if found is None or found[0] is not code:
-        found = _effects[key] = (code, _effect_at(code, frame.f_lasti))
-    return found[1]
 
 
 def store_target(frame: FrameType) -> tuple[FrameType, tuple] | None:
     """(frame, variable names) the value produced at `frame`'s current instruction is
     stored into, following returns up to the calling user frame."""
     while frame is not None:
-        effect = _effect(frame)
+        code, offset = frame.f_code, frame.f_lasti
+        found = _effects.get((id(code), offset))
+        if found is None or found[0] is not code:
+            found = _effects[id(code), offset] = (code, _effect_at(code, offset))
+        effect = found[1]
         if effect is None:
             return None
         if effect[0] == "store":
@@ -110,23 +105,30 @@ class HintTracker:
         self.hints: dict[str, str] = {}  # value name -> user variable
         self._proxy_of = proxy_of
         # id(frame) -> (frame, [(value name, variable)]): the frame's latest hinted call.
-        self._pending: dict[int, tuple[FrameType, list[tuple[str, str]]]] = {}
+        self._pending: dict[int, tuple[FrameType, tuple[tuple[str, str], ...]]] = {}
 
-    def note(self, frame: FrameType, output) -> None:
+    def note(self, frame: FrameType, output) -> tuple[tuple[str, str], ...]:
+        """Note where the values of `output`, just made at `frame`'s current instruction,
+        are going; return the (value name, variable) pairs now pending, which `finish`
+        confirms or drops."""
         found = store_target(frame)
         if found is None:
             # The frame has moved on to a call whose result it does not store: whatever
             # its previous call stored is in its variable now.
             self._confirm(frame)
-            return
+            return ()
         store_frame, names = found
-        values = [v for v in values_in(output) if isinstance(v, TensorValue)]
+        if type(output) is TensorValue:  # one tensor, as most ops make: no tree to walk
+            values = [output]
+        else:
+            values = [v for v in values_in(output) if isinstance(v, TensorValue)]
         if len(names) != len(values):
-            return  # e.g. a tuple kept whole in one variable: no part is named by it
+            return ()  # e.g. a tuple kept whole in one variable: no part is named by it
         self._confirm(store_frame)
-        pairs = [(v.name, var) for v, var in zip(values, names, strict=True) if var is not None]
+        pairs = tuple([(v.name, var) for v, var in zip(values, names, strict=True) if var is not None])
         if pairs:
             self._pending[id(store_frame)] = (store_frame, pairs)
+        return pairs
 
     def rebound(self, frame: FrameType | None, value: TensorValue, proxy: object) -> None:
         """An in-place op made `proxy` stand for `value`: it keeps the variable that holds it."""

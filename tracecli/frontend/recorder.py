@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
+from types import FrameType
 
 import torch
 
@@ -145,6 +146,9 @@ class Recorder:
         self.scopes: list[list[BoundSymbol]] = [[]]
         self.autocast_applied = False
         self.autocast_casts = 0  # casts recorded so far, to see whether a decomposition made any
+        # The frame that made the torch call being recorded, while its adapter runs: user
+        # code is looked for from there (None: from the recorder's caller up).
+        self.caller: FrameType | None = None
 
     @property
     def bsyms(self) -> list[BoundSymbol]:
@@ -173,16 +177,20 @@ class Recorder:
                 # (a composite decomposes before autocast), and so does the trace.
                 return self._inline(subsymbols, out)
         else:
-            out = tree_map(self._new_output, sym.meta(*args, **kwargs))
+            types = sym.meta(*args, **kwargs)
+            # Most prims make one tensor: no tree to walk.
+            out = self._new_output(types) if type(types) is TensorType else tree_map(self._new_output, types)
             subsymbols = []
-        source, scope = None, ""
+        source, scope, hints = None, "", ()
         if len(self.scopes) == 1:
-            frame = user_frame(sys._getframe(1))
+            frame = user_frame(self.caller or sys._getframe(1))
             if frame is not None:
                 source = location_of(frame)
-                self.hints.note(frame, out)
+                # The variables the outputs are being stored into: the tracer settles them
+                # once tracing ends, and keeps this bound symbol as it is when they held.
+                hints = self.hints.note(frame, out)
             scope = self.module_scope()
-        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, scope=scope)
+        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, hints, scope)
         self.scopes[-1].append(bsym)
         return out
 

@@ -6,6 +6,7 @@ import linecache
 import os
 import sys
 import sysconfig
+from bisect import bisect_right
 from types import CodeType, FrameType
 
 import torch
@@ -62,18 +63,20 @@ def display_path(path: str) -> str:
 
 
 # Code whose frames end the search for user code: what calls the traced function (and
-# what called tracecli, a CLI's own frames included) is not the user's program.
-_boundaries: set[CodeType] = set()
+# what called tracecli, a CLI's own frames included) is not the user's program. Keyed by
+# id, the code objects kept alive as the values: hashing a code object hashes its
+# constants and bytecode (about 0.4 µs), and every recorded op walks several frames.
+_boundaries: dict[int, CodeType] = {}
 
 
 def stop_search_at(code: CodeType) -> None:
-    _boundaries.add(code)
+    _boundaries[id(code)] = code
 
 
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     frame = start or sys._getframe(1)
     while frame is not None and not is_user_code(frame.f_code):
-        if frame.f_code in _boundaries:
+        if id(frame.f_code) in _boundaries:
             return None
         frame = frame.f_back
     return frame
@@ -81,21 +84,28 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
 
 # frame.f_lineno walks the line table from the start on every read (Python 3.11), so a
 # call late in a long function would cost time proportional to its offset: look lines
-# up by instruction offset in a table built once per code object instead.
-_line_tables: dict[int, tuple[CodeType, dict[int, int]]] = {}
+# up by instruction offset in the code's line ranges instead, listed once per code
+# object (one entry per range, not per instruction: a line of user code is some thirty
+# instructions and inline caches, and a ten-thousand-line function is traced once).
+_line_tables: dict[int, tuple[CodeType, list[int], list[int], list[int | None]]] = {}
 
 
 def line_of(frame: FrameType) -> int:
     code = frame.f_code
     entry = _line_tables.get(id(code))
     if entry is None or entry[0] is not code:
-        table: dict[int, int] = {}
+        starts, ends, lines = [], [], []
         for start, end, line in code.co_lines():
-            if line is not None:
-                for offset in range(start, end, 2):
-                    table[offset] = line
-        entry = _line_tables[id(code)] = (code, table)  # holding `code` keeps its id unique
-    return entry[1].get(frame.f_lasti) or frame.f_lineno
+            if start < end:
+                starts.append(start)
+                ends.append(end)
+                lines.append(line)
+        entry = _line_tables[id(code)] = (code, starts, ends, lines)  # holding `code` keeps its id unique
+    _, starts, ends, lines = entry
+    offset = frame.f_lasti
+    at = bisect_right(starts, offset) - 1  # co_lines' ranges come sorted by offset
+    line = lines[at] if at >= 0 and offset < ends[at] else None
+    return line or frame.f_lineno
 
 
 _locations: dict[tuple[str, int], SourceLocation] = {}

@@ -122,9 +122,9 @@ class _Tracer:
             env.foreign = self.on_dim_arith
             env.on_index = self.watch.on_index
         self.device = device
-        self.hints = HintTracker(self._proxy_by_name)
-        self.recorder = Recorder(registry, scopes.current, self.hints)
         self.proxies: dict[str, TensorProxy] = {}
+        self.hints = HintTracker(self.proxies.get)  # the dict's own get: no Python frame per lookup
+        self.recorder = Recorder(registry, scopes.current, self.hints)
         self.lifted: list[tuple[TensorValue, torch.Tensor]] = []  # captured tensors: (input value, tensor)
         self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
@@ -134,9 +134,6 @@ class _Tracer:
         self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
-
-    def _proxy_by_name(self, name: str) -> TensorProxy | None:
-        return self.proxies.get(name)
 
     def proxy(self, value: TensorValue) -> TensorProxy:
         proxy = self.proxies.get(value.name)
@@ -151,6 +148,20 @@ class _Tracer:
         """Replace proxies by their values, torch dtypes/devices/sizes by the IR's, and
         lift real tensors captured from outside the function into trace inputs."""
         return tree_map(self._leaf_value, obj, is_leaf=_to_values_leaf)
+
+    def _positional_values(self, args: tuple) -> tuple:
+        """`to_values(args)`, leaf by leaf when the arguments are proxies and plain numbers
+        (`torch.sin(x)`, `x * 1.5`: most calls), without the tree walk's per-node checks."""
+        out = []
+        for arg in args:
+            kind = type(arg)
+            if kind is TensorProxy:
+                out.append(self._leaf_value(arg))
+            elif kind in _PLAIN_LEAVES:
+                out.append(arg)
+            else:
+                return self.to_values(args)
+        return tuple(out)
 
     def _leaf_value(self, obj):
         if isinstance(obj, TensorProxy):
@@ -175,6 +186,8 @@ class _Tracer:
         return tree_map(self._leaf_value, result, is_leaf=_slice)
 
     def to_proxies(self, obj):
+        if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
+            return self.proxy(obj)
         return tree_map(self._leaf_proxy, obj)
 
     def _leaf_proxy(self, obj):
@@ -223,7 +236,12 @@ class _Tracer:
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)
             return self.to_proxies(out)
-        return self._record(sym, args, kwargs)
+        # Inside a traced torch call (the op its adapter calls, the prims of that op's
+        # decomposition): `_record`'s work without its frame, as this runs for each of them.
+        try:
+            return self.recorder.record(sym, args, kwargs)
+        except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
+            raise _error_at_user_line(str(exc)) from exc
 
     def _refreshed(self, proxy: TensorProxy) -> TensorValue:
         try:
@@ -332,8 +350,7 @@ class _Tracer:
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
         # Most calls have no keyword arguments: skip walking an empty dict.
-        vargs, vkwargs = self.to_values(args), self.to_values(kwargs) if kwargs else kwargs
-        read = values_in((vargs, vkwargs))
+        vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
         start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
             # `out=` writes into a given tensor: left to torch. Without one, the call is
@@ -346,6 +363,9 @@ class _Tracer:
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
             self.in_torch_call += 1
+            # What this call records is at the line of the frame that made it: the search
+            # for user code starts there, not at the recorder, below tracecli's own frames.
+            outer_caller, self.recorder.caller = self.recorder.caller, sys._getframe(2)
             if self.env is not None:
                 outer, self.env.context = self.env.context, _call_name(func)
             try:
@@ -354,11 +374,15 @@ class _Tracer:
                 raise _error_at_user_line(str(exc)) from exc
             finally:
                 self.in_torch_call -= 1
+                self.recorder.caller = outer_caller
                 if self.env is not None:
                     self.env.context = outer
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
+        # What the call reads matters only to calls no ltorch symbol took: asked here, not
+        # of every call.
+        read = values_in((vargs, vkwargs))
         if not any(isinstance(v, TensorValue) for v in read) and not _makes_tensors(func, vargs, vkwargs):
             # Utility calls with no traced tensor involved (torch.is_grad_enabled, ...).
             with torch._C.DisableTorchFunctionSubclass():
@@ -389,6 +413,8 @@ _OPERATORS = {
     "__setitem__": "item assignment", "__and__": "&", "__or__": "|", "__xor__": "^", "__eq__": "==",
     "__ne__": "!=", "__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">=",
 }
+# Leaves `to_values` hands on as they are.
+_PLAIN_LEAVES = frozenset({int, float, bool, complex, str, type(None)})
 _SIZE_READS = frozenset({"size", "shape", "numel", "nelement", "__len__", "stride"})
 _NOT_SYMBOLIC = object()
 
@@ -640,8 +666,16 @@ stop_search_at(trace_callable.__code__)
 
 
 def _with_hints(bsym, hints: dict[str, str]):
-    pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
-    return bsym.replace(name_hints=pairs) if pairs else bsym
+    """`bsym` with the confirmed variable of each output as its name hints. It was
+    recorded with the variables its outputs were being stored into, which most often
+    held: then it is kept as it is, not built again."""
+    output = bsym.output
+    if type(output) is TensorValue:  # one output, as most ops have: no tree to walk
+        var = hints.get(output.name)
+        pairs = ((output.name, var),) if var is not None else ()
+    else:
+        pairs = tuple((o.name, hints[o.name]) for o in bsym.iter_outputs() if o.name in hints)
+    return bsym if pairs == bsym.name_hints else bsym.replace(name_hints=pairs)
 
 
 __all__ = ["TracedProgram", "trace_callable"]

@@ -91,6 +91,16 @@ def _combine_categories(higher: DType | None, lower: DType | None) -> DType | No
 
 def result_type(*operands: object) -> DType:
     """The dtype torch computes an elementwise op in, for tensors and Python numbers."""
+    if len(operands) == 2:
+        a, b = operands
+        # The pairs user code is mostly made of, `x * 1.5` and `x + y` with tensors of one
+        # dtype, answered without the general walk (the same answer: a number of a kind
+        # the tensor's dtype already has cannot raise it, nor can an equal dtype).
+        if type(a) is TensorValue and a.shape:
+            if type(b) in _SAME_KIND_NUMBERS.get(a.dtype.kind, ()):
+                return a.dtype
+            if type(b) is TensorValue and b.shape and b.dtype == a.dtype:
+                return a.dtype
     dim_t: DType | None = None
     zero_t: DType | None = None
     number_t: DType | None = None
@@ -108,6 +118,16 @@ def result_type(*operands: object) -> DType:
     if result is None:
         raise ShapeError("no operand to take a dtype from")
     return result
+
+
+# Python numbers that leave a dimensioned tensor's dtype as it is, by the tensor's kind:
+# a number only ever raises the kind (bool < int < float < complex), never the precision.
+_SAME_KIND_NUMBERS = {
+    "bool": (bool,),
+    "int": (bool, int),
+    "float": (bool, int, float),
+    "complex": (bool, int, float, complex),
+}
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:

@@ -19,8 +19,10 @@ Before:                               After:
 from __future__ import annotations
 
 from tracecli.core.names import NameRegistry, sanitize
+from tracecli.core.pytree import values_in
 from tracecli.core.regions import flatten_regions
 from tracecli.core.trace import Trace, walk
+from tracecli.core.values import TensorValue
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.rewrite import map_trace, renamer
 
@@ -28,15 +30,31 @@ from tracecli.passes.rewrite import map_trace, renamer
 def _plan(trace: Trace) -> dict[str, str]:
     """old name -> new name for every value whose name changes."""
     fixed = {v.name for v in trace.inputs}
+    # A variable may be named like something the generated code needs (`torch`, `inf`):
+    # the value gets the legal spelling the name registry would give it. Programs reuse a
+    # few variable names many times: each is spelled once.
+    spelled: dict[str, str] = {}
+
+    def spell(var: str) -> str:
+        legal = spelled.get(var)
+        if legal is None:
+            legal = spelled[var] = sanitize(var)
+        return legal
+
     # (value name, variable), sizes first (bound before anything reads them), then values
     # in definition order.
-    hinted = [(info.name, sanitize(info.hint)) for info in trace.dims if info.hint]
+    hinted = [(info.name, spell(info.hint)) for info in trace.dims if info.hint]
     # A fusion region's members keep the hints of the lines that made them.
     for bsym in flatten_regions(trace.bsyms):
-        outputs = {o.name for o in bsym.iter_outputs()}
-        # A variable may be named like something the generated code needs (`torch`,
-        # `inf`): the value gets the legal spelling the name registry would give it.
-        hinted.extend((out, sanitize(var)) for out, var in bsym.name_hints if out in outputs)
+        hints = bsym.name_hints
+        if not hints:
+            continue
+        output = bsym.output
+        if type(output) is TensorValue:  # one output, as most ops have: no tree to walk
+            hinted.extend([(out, spell(var)) for out, var in hints if out == output.name])
+        else:
+            outputs = {o.name for o in values_in(output)}
+            hinted.extend([(out, spell(var)) for out, var in hints if out in outputs])
 
     final: dict[str, str] = {}
     claimed = set(fixed)
@@ -57,14 +75,17 @@ def _plan(trace: Trace) -> dict[str, str]:
     next_version: dict[str, int] = {}
     for value, var in versions:
         k = next_version.get(var, 1)
-        while f"{var}_{k}" in claimed or f"{var}_{k}" in user_names:
+        name = f"{var}_{k}"
+        while name in claimed or name in user_names:
             k += 1
+            name = f"{var}_{k}"
         next_version[var] = k + 1
-        final[value] = f"{var}_{k}"
-        claimed.add(final[value])
+        final[value] = name
+        claimed.add(name)
 
     # Every other name stays unless a user name now needs it.
-    in_the_way = {n for n in trace.names if n in claimed and n not in final and n not in fixed}
+    defined = trace.names
+    in_the_way = {n for n in claimed if n in defined and n not in final and n not in fixed}
     if in_the_way:
         registry = NameRegistry(claimed | trace.names)
         for _, bsym in walk(trace.bsyms):  # in definition order, so the fresh names are deterministic

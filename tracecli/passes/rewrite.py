@@ -62,21 +62,39 @@ def map_bsym(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None = None) -
     With `names`, bound symbols that mention none of them are returned as they are."""
     if names is not None and not touches(bsym, names):
         return bsym
-    output = map_values(fn, bsym.output)
+    # This runs for every bound symbol a renaming pass rewrites, at every level: the
+    # common shapes (one tensor output, a flat tuple of arguments) skip the tree walks.
+    before = bsym.output
+    output = fn(before) if type(before) is TensorValue else map_values(fn, before)
     hints = bsym.name_hints
     if hints:
-        renamed = {old.name: new.name for old, new in zip(values_in(bsym.output), values_in(output), strict=True)}
-        hints = tuple([(renamed.get(out, out), var) for out, var in hints])
+        if type(before) is TensorValue and type(output) in _VALUE_TYPES:
+            old, new = before.name, output.name
+            hints = tuple([(new if out == old else out, var) for out, var in hints])
+        else:
+            renamed = {old.name: new.name for old, new in zip(values_in(before), values_in(output), strict=True)}
+            hints = tuple([(renamed.get(out, out), var) for out, var in hints])
+    args = bsym.args
+    if type(args) is tuple:
+        # A loop, not a comprehension: most calls have one to three arguments, and a
+        # comprehension's own frame would cost as much as mapping them.
+        mapped = []
+        for a in args:
+            mapped.append(fn(a) if type(a) in _VALUE_TYPES else map_values(fn, a))
+        args = tuple(mapped)
+    else:
+        args = map_values(fn, args)
     kwargs = bsym.kwargs
     if kwargs:
         kwargs = tuple([(k, map_values(fn, v)) for k, v in kwargs])
     subsymbols = bsym.subsymbols
     if subsymbols:
         subsymbols = tuple([map_bsym(s, fn, names) for s in subsymbols])
-    # Positional, in BoundSymbol's field order: this runs for every rewritten bound symbol.
-    return BoundSymbol(
-        bsym.symbol, map_values(fn, bsym.args), kwargs, output, subsymbols, bsym.source, hints, bsym.scope
-    )
+    # Positional, in BoundSymbol's field order.
+    return BoundSymbol(bsym.symbol, args, kwargs, output, subsymbols, bsym.source, hints, bsym.scope)
+
+
+_VALUE_TYPES = frozenset({TensorValue, NumberValue})
 
 
 def map_trace(trace: Trace, fn: ValueMap, names: dict | set | None = None) -> Trace:

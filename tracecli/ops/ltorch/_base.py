@@ -144,8 +144,16 @@ def broadcast_to(x, shape: tuple[int, ...]):
 
 def broadcast_all(*operands):
     shapes = [x.shape for x in operands if isinstance(x, TensorValue)]
+    if shapes and all(_static(s) and s == shapes[0] for s in shapes):
+        # One static shape, as elementwise code mostly has: nothing to broadcast.
+        return operands
     shape = broadcast_shapes(*shapes)
     return tuple(broadcast_to(x, shape) for x in operands)
+
+
+def _static(shape: tuple) -> bool:
+    # Comparing symbolic sizes may record a guard: only plain sizes are compared directly.
+    return all(type(d) is int and d >= 0 for d in shape)
 
 
 def float_dtype_for(x: TensorValue) -> DType:
