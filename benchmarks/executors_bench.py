@@ -12,6 +12,7 @@ reported apart.
 from __future__ import annotations
 
 import importlib.util
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class ExecutorRow:
     ms: dict[str, float] = field(default_factory=dict)  # candidate -> median ms per call
     peak_mb: dict[str, float] = field(default_factory=dict)
     compile_s: dict[str, float] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # candidate -> why it could not run
 
 
 def _chain(x):
@@ -94,12 +96,17 @@ def bench_executors(rounds: int) -> list[ExecutorRow]:
             torch._dynamo.reset()
             start = time.perf_counter()
             reference = torch.compile(fn)
-            reference(*args)
-            row.compile_s["torch.compile"] = time.perf_counter() - start
-            calls["torch.compile"] = lambda reference=reference, args=args: reference(*args)
+            try:
+                reference(*args)
+            except Exception as exc:  # dynamo cannot capture some programs on some builds: say so, time the rest
+                row.failed["torch.compile"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            else:
+                row.compile_s["torch.compile"] = time.perf_counter() - start
+                calls["torch.compile"] = lambda reference=reference, args=args: reference(*args)
             number = calibrate(calls["eager"], target_s=0.05, clock=WALL_CLOCK)
             per_call = per_call_seconds(calls, number=number, rounds=rounds, clock=WALL_CLOCK)
             row.ms = {name: seconds * 1e3 for name, seconds in per_call.items()}
+            row.ms.update({name: math.nan for name in row.failed})
             for name in ("eager", "torch"):
                 row.peak_mb[name] = peak_bytes(calls[name]) / 1e6
             rows.append(row)
@@ -109,14 +116,18 @@ def bench_executors(rounds: int) -> list[ExecutorRow]:
 def print_executors(rows: list[ExecutorRow]) -> None:
     if not rows:
         return
-    names = list(rows[0].ms)
+    names = list(dict.fromkeys(name for r in rows for name in r.ms))
     print("7. Executors vs eager and torch.compile: wall-clock ms per call (median), peak MB, compile s")
     print(f"   {'program':<24} " + " ".join(f"{n:>14}" for n in names) + f" {'peak eager':>11} {'peak torch':>11}")
     for r in rows:
-        cells = " ".join(f"{r.ms[n]:>8.3f} {r.ms['eager'] / r.ms[n]:>4.2f}x" for n in names)
+        cells = " ".join(f"{r.ms.get(n, math.nan):>8.3f} {r.ms['eager'] / r.ms.get(n, math.nan):>4.2f}x" for n in names)
         print(f"   {r.program:<24} {cells} {r.peak_mb['eager']:>11.1f} {r.peak_mb['torch']:>11.1f}")
-    compiles = ", ".join(f"{n} {max(r.compile_s[n] for r in rows):.1f} s" for n in rows[0].compile_s)
+    compiles = ", ".join(f"{n} {max(r.compile_s.get(n, 0.0) for r in rows):.1f} s"
+                         for n in dict.fromkeys(n for r in rows for n in r.compile_s))
     print(f"   each cell: ms per call and speed-up over eager; slowest first compile: {compiles}")
+    for r in rows:
+        for name, why in r.failed.items():
+            print(f"   {name} failed on {r.program}: {why}")
     print()
 
 
@@ -132,6 +143,8 @@ def executor_targets(rows: list[ExecutorRow]) -> list[tuple[str, str, str, bool]
                       f"<= {TARGET_TORCH_MEMORY:.2f}x", memory <= TARGET_TORCH_MEMORY))
         for name in r.ms:
             if name in ("eager", "torch", "torch.compile"):
+                continue
+            if "torch.compile" in r.failed:
                 continue
             versus = r.ms[name] / r.ms["torch.compile"]
             lines.append((f"{name} executor vs torch.compile, {r.program}", f"{versus:.2f}x",
