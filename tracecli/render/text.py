@@ -62,7 +62,10 @@ def _verdict(report: RunReport) -> str:
 
 
 def _ms(ms: float) -> str:
-    return f"{ms / 1e3:.2f} s" if ms >= 1e3 else f"{ms:.3f} ms"
+    # Three significant places or so: tiny calls need the decimals, a compile does not.
+    if ms >= 1e3:
+        return f"{ms / 1e3:.2f} s"
+    return f"{ms:.0f} ms" if ms >= 100 else f"{ms:.1f} ms" if ms >= 10 else f"{ms:.3f} ms"
 
 
 def _timing(report: RunReport, executor: str) -> str:
