@@ -24,7 +24,7 @@ from tracecli.core.dtypes import DType
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk
-from tracecli.core.values import NumberValue, TensorValue
+from tracecli.core.values import NumberValue, TensorType, TensorValue
 from tracecli.core.verify import verify
 from tracecli.executors.codegen import compile_trace
 from tracecli.frontend.symbolic import DimPolicy
@@ -531,3 +531,14 @@ def float32_operands(name: str) -> tuple:
     """The operands of an elementwise prim, all float32 tensors."""
     value = TensorValue("x", (2,), FROM_TORCH[torch.float32], "cpu")
     return (value,) if prims.ALL[name].meta.__code__.co_argcount == 1 else (value, value)
+
+
+def check_meta_matches_impl(sym, calls: list[tuple]) -> None:
+    """A prim's meta rule against its implementation on real arguments: the types it
+    declares are those the torch call returns (for prims running torch's own kernels)."""
+    for args in calls:
+        values = tuple(TensorValue(f"a{i}", tuple(a.shape), FROM_TORCH[a.dtype], "cpu") if isinstance(a, torch.Tensor)
+                       else a for i, a in enumerate(args))
+        want = tree_leaves(sym.meta(*values))
+        got = tree_leaves(sym.impl(*args))
+        assert want == [TensorType(tuple(g.shape), FROM_TORCH[g.dtype], "cpu") for g in got], (sym.qualname, args)

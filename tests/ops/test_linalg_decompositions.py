@@ -8,12 +8,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.ops.harness import Case, T, case_adder, check_case, check_stays_torch_call, refusal_tests, rows_by_id
-from tracecli.core.pytree import tree_leaves
-from tracecli.core.values import TensorType, TensorValue
+from tests.ops.harness import (
+    Case,
+    T,
+    case_adder,
+    check_case,
+    check_meta_matches_impl,
+    check_stays_torch_call,
+    refusal_tests,
+    rows_by_id,
+)
 from tracecli.frontend.tracer import trace_callable
 from tracecli.ops import prims
-from tracecli.ops.torch_bridge import FROM_TORCH
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -156,9 +162,6 @@ def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
 # --- the prims' meta rules against torch's kernels -------------------------------------------------------------
 
 
-def _value(x: torch.Tensor, name: str) -> TensorValue:
-    return TensorValue(name, tuple(x.shape), FROM_TORCH[x.dtype], "cpu")
-
 
 def _matrices(*shape, dtype=torch.float64):
     return torch.rand(shape, dtype=dtype) + shape[-1] * torch.eye(shape[-1], dtype=dtype)
@@ -192,12 +195,7 @@ META = {
 
 @pytest.mark.parametrize("name", sorted(META))
 def test_factorization_meta_matches_impl(name):
-    sym = prims.ALL[name]
-    for args in META[name]:
-        values = tuple(_value(a, f"a{i}") if isinstance(a, torch.Tensor) else a for i, a in enumerate(args))
-        want = tree_leaves(sym.meta(*values))
-        got = tree_leaves(sym.impl(*args))
-        assert want == [TensorType(tuple(g.shape), FROM_TORCH[g.dtype], "cpu") for g in got], (name, args)
+    check_meta_matches_impl(prims.ALL[name], META[name])
 
 
 # --- refusals --------------------------------------------------------------------------------------------------

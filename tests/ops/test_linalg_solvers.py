@@ -11,15 +11,13 @@ import math
 import pytest
 import torch
 
-from tests.ops.harness import Case, T, case_adder, check_case, refusal_tests
+from tests.ops.harness import Case, T, case_adder, check_case, check_meta_matches_impl, refusal_tests
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
-from tracecli.core.values import TensorType, TensorValue
 from tracecli.executors import compile_for
 from tracecli.frontend.tracer import trace_callable
 from tracecli.jobs.compare import compare_outputs, working_dtypes
 from tracecli.ops import prims
-from tracecli.ops.torch_bridge import FROM_TORCH
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -227,9 +225,6 @@ def test_refused_under_autocast(fn, device):
 # --- the prims' meta rules against torch's kernels --------------------------------------------------------
 
 
-def _value(x: torch.Tensor, name: str) -> TensorValue:
-    return TensorValue(name, tuple(x.shape), FROM_TORCH[x.dtype], "cpu")
-
 
 def _matrices(*shape, dtype=torch.float64):
     """Invertible (diagonally dominant) matrices."""
@@ -276,12 +271,7 @@ META = {
 
 @pytest.mark.parametrize("name", sorted(META))
 def test_solver_meta_matches_impl(name):
-    sym = prims.ALL[name]
-    for args in META[name]:
-        values = tuple(_value(a, f"a{i}") if isinstance(a, torch.Tensor) else a for i, a in enumerate(args))
-        want = tree_leaves(sym.meta(*values))
-        got = tree_leaves(sym.impl(*args))
-        assert want == [TensorType(tuple(g.shape), FROM_TORCH[g.dtype], "cpu") for g in got], (name, args)
+    check_meta_matches_impl(prims.ALL[name], META[name])
 
 
 # --- refusals --------------------------------------------------------------------------------------------------

@@ -97,50 +97,47 @@ def _set_cuda_rng_state(*args, **kwargs):
                             "numbers where eager repeats them")
 
 
+def _refusing_traced(message: str, original: Callable) -> Callable:
+    """`original`, refused at the user's line with `message` when a traced tensor is
+    among its arguments (and itself otherwise)."""
+
+    def call(*args, **kwargs):
+        if any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs))):
+            raise _refuse_at_caller(message)
+        return original(*args, **kwargs)
+
+    return call
+
+
 # torch.func's transforms run their function below the tracer (vmap batches it, grad
 # differentiates it), where a traced tensor cannot go: refused by name at the user's line.
 _FUNCTION_TRANSFORMS = {name: getattr(torch.func, name) for name in (
     "vmap", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp", "linearize", "functionalize")}
 
 
-def _refused_on_traced_tensors(name: str, original: Callable) -> Callable:
+def _refusing_transform(name: str, original: Callable) -> Callable:
+    message = (f"torch.func.{name} is not traced: it runs its function below the tracer, where traced tensors "
+               "cannot go; write the computation without it (batched ops over a batch dim instead of vmap)")
+
     def transform(*targs, **tkwargs):
         transformed = original(*targs, **tkwargs)
-
-        def call(*args, **kwargs):
-            if any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs))):
-                raise _refuse_at_caller(
-                    f"torch.func.{name} is not traced: it runs its function below the tracer, where traced tensors "
-                    "cannot go; write the computation without it (batched ops over a batch dim instead of vmap)")
-            return transformed(*args, **kwargs)
-
+        call = _refusing_traced(message, transformed)
         call.transformed = transformed  # what torch made: associative_scan's tracing reads vmap's
         return call
 
     return transform
 
 
-_REFUSING_TRANSFORMS = {name: _refused_on_traced_tensors(name, fn) for name, fn in _FUNCTION_TRANSFORMS.items()}
+_REFUSING_TRANSFORMS = {name: _refusing_transform(name, fn) for name, fn in _FUNCTION_TRANSFORMS.items()}
 
 # Backward passes through torch's autograd: not traced yet (the grad transform works on a
 # traced forward from Python); refused by name rather than by autograd's own complaint.
 _AUTOGRAD = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
-
-
-def _refusing_autograd(spelling: str, original: Callable) -> Callable:
-    def call(*args, **kwargs):
-        if any(isinstance(leaf, TensorProxy) for leaf in tree_leaves((args, kwargs))):
-            raise _refuse_at_caller(
-                f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a script; "
-                "from Python, tracecli.passes.grad.grad_transform differentiates a traced forward")
-        return original(*args, **kwargs)
-
-    return call
-
-
-_REFUSING_AUTOGRAD = (_refusing_autograd("Tensor.backward()", _AUTOGRAD[0]),
-                      _refusing_autograd("torch.autograd.backward", _AUTOGRAD[1]),
-                      _refusing_autograd("torch.autograd.grad", _AUTOGRAD[2]))
+_REFUSING_AUTOGRAD = tuple(
+    _refusing_traced(f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a "
+                     "script; from Python, tracecli.passes.grad.grad_transform differentiates a traced forward", fn)
+    for spelling, fn in zip(("Tensor.backward()", "torch.autograd.backward", "torch.autograd.grad"), _AUTOGRAD,
+                            strict=True))
 
 
 def _set_default_dtype(dtype):
