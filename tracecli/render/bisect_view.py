@@ -16,7 +16,7 @@ from tracecli.jobs.bisect import Attempt, Bisection
 from tracecli.render.check_view import trace_diff
 from tracecli.render.diff import TraceDiff
 from tracecli.render.diff_view import print_diff
-from tracecli.render.json_report import FORMAT_VERSION, _check
+from tracecli.render.json_report import FORMAT_VERSION, output_check_json
 from tracecli.render.text import print_report
 
 
@@ -95,6 +95,6 @@ class BisectReport:
             "change": [] if diff is None else [
                 {"kind": line.kind, "before": line.before, "after": line.after}
                 for line in diff.lines if line.kind != " " and not line.header],
-            "outputs": [] if report is None else [_check(o) for o in (*report.outputs, *report.written)],
+            "outputs": [] if report is None else [output_check_json(o) for o in (*report.outputs, *report.written)],
             "error": r.bad.error if r.bad is not None and r.bad.error else None,
         }

@@ -35,7 +35,7 @@ def _finite(x: float | None):
     return None if x is None or math.isnan(x) else x
 
 
-def _check(o) -> dict:
+def output_check_json(o) -> dict:
     return {
         "name": o.name, "shape": list(o.shape) if o.shape is not None else None, "dtype": o.dtype,
         "match": o.match, "max_abs_error": _finite(o.max_abs_error), "max_rel_error": _finite(o.max_rel_error),
@@ -52,8 +52,8 @@ def _report(report: RunReport) -> dict:
         "repeat": report.repeat,
         "compile_ms": report.compile_ms,
         "first_call_ms": report.first_call_ms,
-        "outputs": [_check(o) for o in report.outputs],
-        "written": [_check(w) for w in report.written],
+        "outputs": [output_check_json(o) for o in report.outputs],
+        "written": [output_check_json(w) for w in report.written],
     }
 
 
