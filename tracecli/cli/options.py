@@ -77,6 +77,11 @@ AllTraces = Annotated[
 NoTiming = Annotated[
     bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not N+1 times)."),
 ]
+Grad = Annotated[
+    bool, typer.Option("--grad", help="Also the backward of the outputs for every input and parameter that requires "
+                                     "grad (cotangents of ones): printed after the forward, and run checks it "
+                                     "against eager autograd."),
+]
 Repeat = Annotated[
     int, typer.Option("--repeat", metavar="N", min=1,
                       help="Time eager and compiled calls as the median of N calls each, after a warm-up."),

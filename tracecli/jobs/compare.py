@@ -42,6 +42,17 @@ FUSED_TOLERANCES = {
     torch.complex64: (1e-5, 1e-5),
 }
 
+# For gradients (--grad): a backward sums over every use of a value, in another order
+# than autograd's kernels, and terms much larger than the result cancel in it; atol is
+# scaled by the gradient's largest element (never below the one given).
+GRADIENT_TOLERANCES = {
+    **TOLERANCES,
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (5e-2, 1e-2),
+    torch.float32: (1e-3, 1e-4),
+    torch.complex64: (1e-3, 1e-4),
+}
+
 
 @dataclass
 class OutputCheck:
@@ -66,10 +77,11 @@ class RunReport:
     # call of it, where executors that compile lazily (inductor) do their work.
     compile_ms: float | None = None
     first_call_ms: float | None = None
+    gradients: list[OutputCheck] = field(default_factory=list)  # with --grad: each grad_<input> against autograd's
 
     @property
     def match(self) -> bool:
-        return all(o.match for o in (*self.outputs, *self.written))
+        return all(o.match for o in (*self.outputs, *self.written, *self.gradients))
 
     @property
     def speedup(self) -> float | None:
@@ -80,7 +92,8 @@ class RunReport:
 
 
 def compare_outputs(names: list[str], eager, compiled, working: list | None = None,
-                    unspecified: list | None = None, fused: bool = False) -> list[OutputCheck]:
+                    unspecified: list | None = None, fused: bool = False,
+                    gradients: bool = False) -> list[OutputCheck]:
     """Each output of the compiled run against eager's, within the tolerances of its dtype,
     or of its entry in `working`, the least precise floating dtype its computation passed
     through, when that is looser: a float32 result of bfloat16 work carries bfloat16's
@@ -96,12 +109,13 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
             continue  # an absent field of a model output: nothing to compare
         name = names[i] if i < len(names) else f"out{i}"
         values = not (unspecified and i < len(unspecified) and unspecified[i])
-        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None, values, fused))
+        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None, values, fused,
+                                   gradients))
     return checks
 
 
 def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True,
-                 fused: bool = False) -> OutputCheck:
+                 fused: bool = False, gradients: bool = False) -> OutputCheck:
     if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
         same = type(e) is type(a) and e == a
         return OutputCheck(name, None, type(e).__name__, bool(same), problem="" if same else f"{e!r} != {a!r}")
@@ -121,8 +135,10 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bo
         diff = (e.to(torch.int64) - a.to(torch.int64)).abs() if e.dtype != torch.bool else (e != a).to(torch.int64)
         err = float(diff.max())
         return OutputCheck(name, shape, dtype, err == 0, err, err, "" if err == 0 else "values differ")
-    table = FUSED_TOLERANCES if fused else TOLERANCES
+    table = GRADIENT_TOLERANCES if gradients else FUSED_TOLERANCES if fused else TOLERANCES
     rtol, atol = table.get(e.dtype, (1e-5, 1e-8))
+    if gradients and e.numel():
+        atol *= max(1.0, float(e.detach().abs().max()))
     if working is not None and working in table:
         rtol, atol = max(rtol, table[working][0]), max(atol, table[working][1])
     wide = torch.complex128 if e.is_complex() else torch.float64

@@ -39,8 +39,10 @@ from tracecli.frontend.resize import dim_sizes, resized_arguments
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
+from tracecli.jobs.gradients import check_gradients, differentiate
 from tracecli.jobs.guards import Guard, guard_for
 from tracecli.jobs.size_guards import SizeCheck, size_check
+from tracecli.passes.grad import GradTraces
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
 # Timed calls of eager and of the compiled trace each, by default (`--repeat`).
@@ -57,6 +59,8 @@ class TracedCall:
     # Which of the script's calls of the entry this trace answered (0-based, in call order):
     # a main block that calls with one signature again reuses the trace, and the views say so.
     served: list[int] = field(default_factory=lambda: [0])
+    # With --grad: the final trace's forward (saving what the backward reads) and backward.
+    grad: GradTraces | None = None
 
     @property
     def final(self) -> Trace:
@@ -174,9 +178,11 @@ def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
     execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
     script_args: list[str] | None = None, repeat: int = DEFAULT_REPEAT, dynamic: bool = False, sizes: list[str] | None = None,
+    grad: bool = False,
 ) -> JobResult:
     """`dynamic`: every dim of every tensor argument is a symbol; `sizes` (`n=5,m=7`):
-    one more call at those sizes each, served by a trace whose guards hold if there is one."""
+    one more call at those sizes each, served by a trace whose guards hold if there is one.
+    `grad`: also the backward of the outputs for every input that requires grad."""
     device = check_device(device)
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (known: {', '.join(sorted(EXECUTORS))}; "
@@ -188,7 +194,7 @@ def trace_script(
     with script_argv(path, script_args or []):
         return _trace_script(path, entry_name, device=device, input_specs=input_specs, seed=seed,
                              execute=execute, steps=steps, check=check, executor=executor, repeat=repeat,
-                             dynamic=dynamic, size_calls=parse_sizes(sizes or []))
+                             dynamic=dynamic, size_calls=parse_sizes(sizes or []), grad=grad)
 
 
 def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[dict[str, int]]) -> DimPolicy | None:
@@ -211,11 +217,14 @@ def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[d
 
 def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs: list[str] | None, seed: int,
                   execute: bool, steps: list[Step] | None, check: bool, executor: str, repeat: int,
-                  dynamic: bool = False, size_calls: list[dict[str, int]] | None = None) -> JobResult:
+                  dynamic: bool = False, size_calls: list[dict[str, int]] | None = None, grad: bool = False) -> JobResult:
     size_calls = size_calls or []
     policy = _dim_policy(input_specs, dynamic, size_calls)
     script = load_script(path)
     main_mode = not input_specs and script.sample_inputs is None and bool(script.main_blocks)
+    if grad and (main_mode or policy is not None):
+        raise UserError("--grad works on the inputs of sample_inputs() or --input, with static shapes: not yet on a "
+                        "script's main block or with symbolic sizes")
     if main_mode and size_calls:
         raise UserError("--sizes makes calls from sample_inputs() or --input; this script's main block makes its "
                         "own calls (--dynamic alone makes their dims symbolic)")
@@ -238,9 +247,14 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
+    if grad:
+        call.grad = differentiate(call.final, program, entry, steps or [], check=check)
     compiled = result.compiled(call.final)  # `trace` too: a printed trace is runnable code
     if execute:
         call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat)
+        if call.grad is not None:
+            call.report.gradients = check_gradients(call.grad, call.final, program, fn, args, kwargs, seed=seed,
+                                                    executor=executor)
     result.calls.append(call)
     return result
 

@@ -71,8 +71,11 @@ _TIE_PRIMS = frozenset({prims.maximum, prims.minimum, prims.amax, prims.amin})
 
 
 class _NoHints:
-    def note(self, frame, output) -> None:
-        pass
+    """The recorder's hint tracker for rules: what they compute is stored in no variable
+    of the user's (the recorder takes what `note` returns as the call's name hints)."""
+
+    def note(self, frame, output) -> tuple:
+        return ()
 
 
 def _where(bsym: BoundSymbol) -> str:

@@ -79,6 +79,14 @@ def specialisation_notes(calls: list[TracedCall], dynamic_option: str | None) ->
     return notes
 
 
+def call_text(call: TracedCall, depth: float) -> str:
+    """A call's trace as printed; with --grad, the forward that saves what the backward
+    reads, then the backward."""
+    if call.grad is None:
+        return format_trace(call.final, depth)
+    return format_trace(call.grad.forward, depth) + "\n" + format_trace(call.grad.backward, depth)
+
+
 def print_job(console: Console, job: JobResult, depth: float, *, all_traces: bool = False,
               dynamic_option: str | None = None) -> None:
     """`tracecli run` / `trace` text output."""
@@ -97,5 +105,5 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
         if len(matching) > 1:
             console.print(f"{len(matching) - 1} more calls with this trace match eager", markup=False)
 
-    groups = group_calls(job.calls, lambda call: format_trace(call.final, depth))
+    groups = group_calls(job.calls, lambda call: call_text(call, depth))
     show_groups(console, job, groups, show, all_traces=all_traces, dynamic_option=dynamic_option)

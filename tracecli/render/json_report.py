@@ -54,6 +54,7 @@ def _report(report: RunReport) -> dict:
         "first_call_ms": report.first_call_ms,
         "outputs": [output_check_json(o) for o in report.outputs],
         "written": [output_check_json(w) for w in report.written],
+        "gradients": [output_check_json(g) for g in report.gradients],
     }
 
 
@@ -112,6 +113,10 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
     per_call, grouping = grouping_json(job.calls, lambda call: format_trace(call.final, depth))
     for call, group in zip(job.calls, per_call, strict=True):
         entry = {"trace": trace_json(call.final, depth), **group}
+        if call.grad is not None:
+            entry["grad"] = {"forward": trace_json(call.grad.forward, depth),
+                             "backward": trace_json(call.grad.backward, depth),
+                             "requires_grad": list(call.grad.requires_grad)}
         if call.report is not None:
             entry["result"] = _report(call.report)
         out["calls"].append(entry)

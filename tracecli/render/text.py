@@ -32,7 +32,8 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for column in ("output", "shape", "dtype", "match", "max abs err", "max rel err"):
         table.add_column(column, justify="right" if column.startswith("max") else "left")
-    rows = [(out, out.name) for out in report.outputs] + [(w, f"{w.name} (written)") for w in report.written]
+    rows = ([(out, out.name) for out in report.outputs] + [(w, f"{w.name} (written)") for w in report.written]
+            + [(g, g.name) for g in report.gradients])
     for out, label in rows:
         mark = Text("yes", style="green") if out.match else Text("NO", style="bold red")
         shape = str(list(out.shape)) if out.shape is not None else "-"
@@ -41,7 +42,18 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
     for out, label in rows:
         if out.problem and not out.match:
             console.print(f"{label}: {out.problem}", markup=False)
-    console.print(Text(f"{_timing(report, executor)} · ").append(_verdict(report), style="" if report.match else "bold red"))
+    verdict = _verdict(report) + _gradients_verdict(report)
+    console.print(Text(f"{_timing(report, executor)} · ").append(verdict, style="" if report.match else "bold red"))
+
+
+def _gradients_verdict(report: RunReport) -> str:
+    n = len(report.gradients)
+    if not n:
+        return ""
+    differ = sum(not g.match for g in report.gradients)
+    if not differ:
+        return f"; {'the gradient matches' if n == 1 else f'all {n} gradients match'} eager autograd"
+    return f"; {differ} of {n} gradients differ from eager autograd"
 
 
 def _verdict(report: RunReport) -> str:

@@ -1,0 +1,74 @@
+"""`--grad` on the command line: the backward of an entry's outputs printed after its
+forward, passes run on it, and run checking every gradient against eager autograd."""
+
+import json
+
+import pytest
+
+from tests.test_cli import assert_user_error, write
+from tracecli.ops import prims
+from tracecli.ops.grads import RULES
+
+LOSS = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def loss_fn(x, w, target):
+        h = torch.tanh(x @ w)
+        return F.mse_loss(h, target)
+
+
+    def sample_inputs(device):
+        x = torch.randn(4, 3, device=device)
+        w = torch.randn(3, 2, device=device, requires_grad=True)
+        return (x, w, torch.randn(4, 2, device=device))
+"""
+
+
+def test_run_prints_the_backward_and_checks_the_gradient(cli, tmp_path):
+    result = cli("run", write(tmp_path, "loss.py", LOSS), "--grad", "-p", "dce,rename", "--no-timing",
+                 "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.index("def loss_fn(") < out.index("def loss_fn_backward(")
+    backward = out[out.index("def loss_fn_backward("):]
+    assert "grad_w = prims.matmul(" in backward
+    assert "# loss.py:7:  h = torch.tanh(x @ w)" in backward  # the forward line each gradient comes from
+    assert "grad_x" not in backward and "grad_target" not in backward  # dce: nobody asked for them
+    assert "the output matches eager; the gradient matches eager autograd" in out
+
+
+def test_json_carries_both_traces_and_the_gradients(cli, tmp_path):
+    result = cli("run", write(tmp_path, "loss.py", LOSS), "--grad", "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    call = json.loads(result.stdout)["calls"][0]
+    assert call["grad"]["requires_grad"] == ["w"]
+    assert "def loss_fn_backward(" in call["grad"]["backward"]["text"]
+    assert [g["name"] for g in call["result"]["gradients"]] == ["grad_w"] and call["result"]["match"]
+
+
+def test_a_modules_parameters_get_their_gradients(cli):
+    result = cli("run", "sample_programs/mlp.py", "--grad", "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    for name in ("grad_fc1_weight", "grad_fc1_bias", "grad_fc2_weight", "grad_fc2_bias"):
+        assert f"{name} = " in result.stdout
+    assert "all 4 gradients match eager autograd" in result.stdout
+
+
+def test_a_wrong_backward_rule_is_caught_by_the_comparison(cli, tmp_path, monkeypatch):
+    right = RULES[prims.tanh]
+    monkeypatch.setitem(RULES, prims.tanh, lambda *args, **kwargs: [g if g is None else prims.mul(g, 2.0)
+                                                                      for g in right(*args, **kwargs)])
+    result = cli("run", write(tmp_path, "loss.py", LOSS), "--grad", "--no-timing", "--color", "never")
+    assert result.exit_code == 1
+    assert "1 of 1 gradients differ from eager autograd" in result.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["sample_programs/seed_sincos.py"], "no input or parameter of foo requires grad"),
+    (["sample_programs/main_block.py"], "not yet on a script's main block"),
+    (["sample_programs/cnn.py"], "prims.convolution"),
+])
+def test_what_cannot_be_differentiated_is_refused(cli, args, message):
+    assert_user_error(cli("run", *args, "--grad"), message)

@@ -1,0 +1,78 @@
+"""`--grad`: the backward of an entry's outputs with respect to every input and parameter
+that requires grad, made by the grad transform from the final trace, and checked
+against eager autograd on the same inputs and seed.
+
+The cotangent of each floating output is ones, as `loss.backward()` on a scalar loss
+seeds it; gradients are compared at looser tolerances than outputs
+(jobs/compare.py GRADIENT_TOLERANCES), since the backward sums in another order than
+autograd's kernels do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import torch
+
+from tracecli.core.errors import UserError
+from tracecli.core.grad_contract import verify_grad_contract
+from tracecli.core.pytree import tree_leaves, tree_map
+from tracecli.core.trace import Trace
+from tracecli.executors.grad import run_grad
+from tracecli.frontend.tracer import TracedProgram
+from tracecli.jobs.compare import OutputCheck, compare_outputs
+from tracecli.passes.grad import GradError, GradTraces, grad_transform
+from tracecli.passes.pipeline import Step, run_pipeline
+
+
+def differentiate(trace: Trace, program: TracedProgram, entry: str, steps: list[Step], *,
+                  check: bool = True) -> GradTraces:
+    """The forward and backward traces of `trace` for the inputs that require grad; the
+    passes run on the backward too (dce drops the gradients of inputs nobody asked for).
+    The forward is left as the transform made it: its saved outputs are the backward's
+    inputs, by name."""
+    wanted = [value.name for value, obj in zip(trace.inputs, program.inputs, strict=True)
+              if isinstance(obj, torch.Tensor) and obj.requires_grad]
+    if not wanted:
+        raise UserError(f"--grad: no input or parameter of {entry} requires grad; give an input with "
+                        "requires_grad=True in sample_inputs, or trace a module with parameters")
+    try:
+        traces = grad_transform(trace, requires_grad=wanted)
+    except GradError as exc:
+        raise UserError(f"--grad: {exc}") from exc
+    backward = run_pipeline(traces.backward, steps, check=check)[-1].trace
+    traces = replace(traces, backward=backward)
+    if check:
+        verify_grad_contract(traces.forward, traces.backward)
+    return traces
+
+
+def check_gradients(traces: GradTraces, trace: Trace, program: TracedProgram, fn: Callable, args: tuple,
+                    kwargs: dict, *, seed: int, executor: str) -> list[OutputCheck]:
+    """Each `grad_<input>` of the compiled backward against eager autograd's."""
+    names = [value.name for value in trace.inputs]
+    wanted = list(traces.requires_grad)
+    torch.manual_seed(seed)
+    inputs = [_fresh_leaf(obj) for obj in program.inputs]
+    _, grads = run_grad(traces, inputs, executor=executor)
+    actual = [g if g is not None else torch.zeros_like(inputs[names.index(n)]) for n, g in zip(wanted, grads,
+                                                                                                  strict=True)]
+    eager_args, eager_kwargs = tree_map(_fresh_leaf, args), tree_map(_fresh_leaf, kwargs)
+    torch.manual_seed(seed)
+    with torch.enable_grad():
+        out = fn(*eager_args, **eager_kwargs)
+    objects = program.inputs_for(eager_args, eager_kwargs)
+    leaves = [objects[names.index(n)] for n in wanted]
+    outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+    expected = torch.autograd.grad(outputs, leaves, grad_outputs=[torch.ones_like(t) for t in outputs],
+                                   allow_unused=True) if outputs else [None] * len(leaves)
+    expected = [e if e is not None else torch.zeros_like(leaf) for e, leaf in zip(expected, leaves, strict=True)]
+    return compare_outputs([f"grad_{n}" for n in wanted], expected, actual, gradients=True)
+
+
+def _fresh_leaf(obj):
+    """A copy of a tensor argument that is a leaf of its own, requiring grad as it did."""
+    if not isinstance(obj, torch.Tensor):
+        return obj
+    return obj.detach().clone().requires_grad_(obj.requires_grad)
