@@ -72,3 +72,12 @@ def test_a_wrong_backward_rule_is_caught_by_the_comparison(cli, tmp_path, monkey
 ])
 def test_what_cannot_be_differentiated_is_refused(cli, args, message):
     assert_user_error(cli("run", *args, "--grad"), message)
+
+
+def test_an_input_spec_can_require_grad(cli):
+    result = cli("run", "sample_programs/seed_sincos.py", "-i", "f32[4,4]:grad", "--grad", "--no-timing",
+                 "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "grad_x = " in result.stdout and "the gradient matches eager autograd" in result.stdout
+    assert_user_error(cli("run", "sample_programs/seed_sincos.py", "-i", "i64[4]:grad"),
+                      "only a floating point tensor can require grad")

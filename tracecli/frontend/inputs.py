@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -23,6 +23,7 @@ class InputSpec:
     dtype: dtypes.DType | None = None  # None: a Python number
     shape: tuple[int | str, ...] = ()  # a str is a symbolic dim's name: f32[n,4]
     number: int | float | bool | None = None
+    requires_grad: bool = False  # `f32[3,4]:grad`
 
     @property
     def dim_names(self) -> tuple[str | None, ...]:
@@ -33,8 +34,14 @@ class InputSpec:
 
 
 def parse_spec(text: str) -> InputSpec:
-    """`f32[3,4]`, `i64[8]`, `bool[2]`, `f16[]` (zero-dim), or a number: `3`, `2.5`, `True`."""
+    """`f32[3,4]`, `i64[8]`, `bool[2]`, `f16[]` (zero-dim), or a number: `3`, `2.5`, `True`;
+    a floating tensor spec may end in `:grad` (it requires grad)."""
     stripped = text.strip()
+    if stripped.endswith(":grad"):
+        spec = parse_spec(stripped.removesuffix(":grad"))
+        if spec.dtype is None or not spec.dtype.is_inexact:
+            raise UserError(f"bad --input {text!r}: only a floating point tensor can require grad")
+        return replace(spec, text=text, requires_grad=True)
     if stripped in ("True", "False"):
         return InputSpec(text, number=stripped == "True")
     for kind in (int, float):
@@ -69,7 +76,8 @@ def make_input(spec: InputSpec, device: str, generator: torch.Generator, sizes: 
     # The same recipe a saved trace's sample_inputs() writes out.
     code = sample_code(spec.dtype, "shape", "device", "generator")
     shape = spec.sized(sizes or {})
-    return eval(code, {"torch": torch, "shape": shape, "device": device, "generator": generator})  # noqa: S307
+    tensor = eval(code, {"torch": torch, "shape": shape, "device": device, "generator": generator})  # noqa: S307
+    return tensor.requires_grad_() if spec.requires_grad else tensor
 
 
 def inputs_from_specs(specs: list[str], device: str, seed: int, sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
