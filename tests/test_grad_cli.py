@@ -65,13 +65,35 @@ def test_a_wrong_backward_rule_is_caught_by_the_comparison(cli, tmp_path, monkey
     assert "1 of 1 gradients differ from eager autograd" in result.stdout
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["sample_programs/seed_sincos.py"], "no input or parameter of foo requires grad"),
-    (["sample_programs/main_block.py"], "not yet on a script's main block"),
-    (["sample_programs/cnn.py"], "prims.convolution"),
+SORTED = """
+    import torch
+
+
+    def f(x):
+        return torch.sort(x).values * 2
+
+
+    def sample_inputs(device):
+        return (torch.randn(5, device=device, requires_grad=True),)
+"""
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("sample_programs/seed_sincos.py", "no input or parameter of foo requires grad"),
+    ("sample_programs/main_block.py", "not yet on a script's main block"),
+    (None, "prims.sort"),
 ])
-def test_what_cannot_be_differentiated_is_refused(cli, args, message):
-    assert_user_error(cli("run", *args, "--grad"), message)
+def test_what_cannot_be_differentiated_is_refused(cli, tmp_path, script, message):
+    assert_user_error(cli("run", script or write(tmp_path, "sorted.py", SORTED), "--grad"), message)
+
+
+def test_convolutions_and_max_pooling_differentiate(cli):
+    # The CNN sample: convolutions (torch's backward kernel), max pooling (the gradient
+    # at each window's first maximum), batch norm in eval mode.
+    result = cli("run", "sample_programs/cnn.py", "--grad", "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "all 10 gradients match eager autograd" in result.stdout
+    assert "torch.ops.aten.convolution_backward.default(" in result.stdout
 
 
 def test_an_input_spec_can_require_grad(cli):

@@ -4,8 +4,13 @@ gradient), or where one rule reads much better and rounds less than the prims' (
 
 from __future__ import annotations
 
+import math
+
+import torch
+
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import NotDifferentiable, backward, is_differentiable, to_dtype, zeros_like
+from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import canonical_dims
 
 
@@ -75,3 +80,42 @@ def _embedding(g, out, x, weight, padding_idx):
         keep = prims.broadcast_in_dim(prims.ne(flat_index, index), rows.shape, (0,))
         rows = _masked(rows, keep)
     return None, prims.index_put(zeros_like(weight), (flat_index,), rows, True)
+
+
+# torch's own convolution backward kernel, as an opaque call: spelled out, the gradients
+# are a transposed convolution and a convolution of the input with the cotangent, with
+# stride, dilation, padding and groups exchanged, which would not help a reader.
+_CONVOLUTION_BACKWARD = opaque_symbol(torch.ops.aten.convolution_backward.default)
+
+
+@backward(prims.convolution)
+def _convolution(g, out, x, weight, bias, stride, padding, dilation, groups):
+    if not is_differentiable(g):
+        return (None, None, None)
+    grad_x, grad_weight, grad_bias = _CONVOLUTION_BACKWARD(
+        g, x, weight, [weight.shape[0]], list(stride), list(padding), list(dilation), False, [0] * len(stride),
+        groups, [True, True, True])
+    return (grad_x, grad_weight, grad_bias if bias is not None else None)
+
+
+def _max_pool_rule(dims: int):
+    """Max pooling's gradient goes to the element torch picks in each window (the first
+    maximum, as ATen scans it): the indices are computed again from the saved input and
+    the cotangent is added at them, windows that share a maximum adding up."""
+    with_indices = getattr(ltorch, f"max_pool{dims}d_with_indices")
+
+    def rule(g, out, x, kernel_size, stride, padding, dilation, ceil_mode):
+        if not is_differentiable(g):
+            return (None,)
+        _, indices = with_indices(x, kernel_size, stride, padding, dilation, ceil_mode)
+        lead = x.shape[:-dims]
+        flat = lambda t, shape: ltorch.reshape(t, (*lead, math.prod(shape[-dims:])))  # noqa: E731
+        grad = ltorch.scatter_add(flat(zeros_like(x), x.shape), -1, flat(indices, indices.shape),
+                                  flat(g, g.shape))
+        return (ltorch.reshape(grad, x.shape),)
+
+    return rule
+
+
+for _dims in (1, 2, 3):
+    backward(getattr(ltorch, f"max_pool{_dims}d"))(_max_pool_rule(_dims))
