@@ -103,3 +103,24 @@ def test_an_input_spec_can_require_grad(cli):
     assert "grad_x = " in result.stdout and "the gradient matches eager autograd" in result.stdout
     assert_user_error(cli("run", "sample_programs/seed_sincos.py", "-i", "i64[4]:grad"),
                       "only a floating point tensor can require grad")
+
+
+def test_show_picks_the_forward_or_the_backward(cli, tmp_path):
+    script = write(tmp_path, "loss.py", LOSS)
+    backward = cli("trace", script, "--grad", "--show", "backward", "--depth", "0", "--color", "never").stdout
+    assert "def loss_fn_backward(" in backward and "def loss_fn(" not in backward
+    forward = cli("trace", script, "--grad", "--show", "forward", "--depth", "0", "--color", "never").stdout
+    assert "def loss_fn(" in forward and "_backward" not in forward
+    assert_user_error(cli("trace", script, "--show", "backward"), "--show backward needs --grad")
+
+
+def test_diff_shows_the_passes_at_work_on_the_backward(cli, tmp_path):
+    script = write(tmp_path, "loss.py", LOSS)
+    result = cli("diff", script, "--grad", "--show", "backward", "-p", "dce,cse,rename", "--depth", "0",
+                 "--color", "never")
+    assert result.exit_code == 0, result.output
+    removed = [line for line in result.stdout.splitlines() if line.startswith("-   ")]
+    assert any("prims.neg(grad_h)" in line for line in removed)  # the gradient of target, which nobody asked for
+    assert "passes: dce, cse, rename, dce" not in result.stdout
+    report = json.loads(cli("diff", script, "--grad", "-p", "dce", "--format", "json").stdout)
+    assert report["backward"]["changed"] and not report["changed"]

@@ -63,8 +63,9 @@ def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
              executor: str = "torch", script_args: list[str] | None = None, repeat: int = 0,
              all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None,
-             executor_files: list[str] | None = None, grad: bool = False):
+             executor_files: list[str] | None = None, grad: bool = False, show: opt.Show = opt.Show.all):
     def work():
+        opt.check_show(show, grad)
         opt.load_executors(executor_files)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
@@ -75,7 +76,7 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
 
     job, levels = opt.guarded(debug, color, work)
     opt.announce_entry(job, color)
-    emit(JobReport(command, job, levels, all_traces, opt.offered(opt.DYNAMIC)), fmt.value, color.value)
+    emit(JobReport(command, job, levels, all_traces, opt.offered(opt.DYNAMIC), show.value), fmt.value, color.value)
     if not job.match:
         raise typer.Exit(1)
 
@@ -87,7 +88,8 @@ def run(
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, executor: opt.Executor = "torch", executor_files: opt.ExecutorFiles = None,
     no_timing: opt.NoTiming = False, repeat: opt.Repeat = DEFAULT_REPEAT, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
-    sizes: opt.Sizes = None, grad: opt.Grad = False, jobs: Jobs = None, junit: Junit = None,
+    sizes: opt.Sizes = None, grad: opt.Grad = False, show: opt.ShowOpt = opt.Show.all, jobs: Jobs = None,
+    junit: Junit = None,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch).
     Several scripts run each in its own process, then a summary; the exit code is the worst."""
@@ -95,7 +97,7 @@ def run(
     def one(target: str, script_args: list[str]) -> None:
         _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
                  executor, script_args, repeat=0 if no_timing else repeat, all_traces=all_traces, dynamic=dynamic,
-                 sizes=sizes, executor_files=executor_files, grad=grad)
+                 sizes=sizes, executor_files=executor_files, grad=grad, show=show)
 
     for_each_script(context, "run", targets, jobs, junit, color, fmt, debug, one)
 
@@ -106,11 +108,11 @@ def trace(
     pass_files: opt.PassFiles = None, no_verify: opt.NoVerify = False, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
-    sizes: opt.Sizes = None, grad: opt.Grad = False,
+    sizes: opt.Sizes = None, grad: opt.Grad = False, show: opt.ShowOpt = opt.Show.all,
 ) -> None:
     """Print the trace of the entry (after the passes) without executing it; any device works."""
     _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             script_args=script_args, all_traces=all_traces, dynamic=dynamic, sizes=sizes, grad=grad)
+             script_args=script_args, all_traces=all_traces, dynamic=dynamic, sizes=sizes, grad=grad, show=show)
 
 
 @app.command()

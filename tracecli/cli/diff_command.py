@@ -39,7 +39,8 @@ def diff(
     device: opt.Device = "cpu", inputs: opt.Inputs = None, pass_files: opt.PassFiles = None,
     no_verify: opt.NoVerify = False, depth: opt.Depth = "1", fmt: opt.FormatOpt = opt.Format.text,
     color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0, debug: opt.Debug = False,
-    all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
+    all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False, grad: opt.Grad = False,
+    show: opt.ShowOpt = opt.Show.all,
 ) -> None:
     """Show how the passes change the trace (like git diff: --exit-code, --stat, --save)."""
 
@@ -47,6 +48,7 @@ def diff(
         given = {"--text": text, "--side-by-side": side_by_side, "--stat": stat, "--each": each,
                  "--format json": fmt is opt.Format.json}
         opt.refuse_conflicts(given, CONFLICTS)
+        opt.check_show(show, grad)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         if not steps:
@@ -55,9 +57,10 @@ def diff(
             raise UserError(f"--save {save}: exists and is not a directory")
         with opt.script_output(fmt):
             job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
-                               steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic)
+                               steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic,
+                               grad=grad)
         report = DiffReport(job, levels, DiffLayout(each, side_by_side, stat, text), all_traces,
-                            opt.offered(opt.DYNAMIC))
+                            opt.offered(opt.DYNAMIC), show.value)
         if save is not None:
             for call in job.calls:  # every call's files or none
                 check_saveable(call.stages)

@@ -35,6 +35,12 @@ class Format(StrEnum):
     json = "json"
 
 
+class Show(StrEnum):
+    forward = "forward"
+    backward = "backward"
+    all = "all"
+
+
 Target = Annotated[str, typer.Argument(metavar="SCRIPT[:ENTRY]", help="A Python script, optionally with the entry to trace.")]
 ScriptArgs = Annotated[
     list[str] | None,
@@ -81,6 +87,9 @@ Grad = Annotated[
     bool, typer.Option("--grad", help="Also the backward of the outputs for every input and parameter that requires "
                                      "grad (cotangents of ones): printed after the forward, and run checks it "
                                      "against eager autograd."),
+]
+ShowOpt = Annotated[
+    Show, typer.Option("--show", help="With --grad: print the forward, the backward, or all (both, the default)."),
 ]
 Repeat = Annotated[
     int, typer.Option("--repeat", metavar="N", min=1,
@@ -155,6 +164,11 @@ def announce_entry(job: JobResult, color: Color) -> None:
         make_console(color.value, stderr=True).print(
             f"tracecli: entry {job.entry} ({job.entry_reason})", markup=False, highlight=False
         )
+
+
+def check_show(show: Show, grad: bool) -> None:
+    if show is not Show.all and not grad:
+        raise UserError(f"--show {show.value} needs --grad: without it there is one trace, the forward")
 
 
 def load_executors(executor_files: list[str] | None) -> list[str]:

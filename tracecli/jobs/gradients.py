@@ -23,15 +23,15 @@ from tracecli.executors.grad import run_grad
 from tracecli.frontend.tracer import TracedProgram
 from tracecli.jobs.compare import OutputCheck, compare_outputs
 from tracecli.passes.grad import GradError, GradTraces, grad_transform
-from tracecli.passes.pipeline import Step, run_pipeline
+from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
 
 def differentiate(trace: Trace, program: TracedProgram, entry: str, steps: list[Step], *,
-                  check: bool = True) -> GradTraces:
+                  check: bool = True) -> tuple[GradTraces, list[Stage]]:
     """The forward and backward traces of `trace` for the inputs that require grad; the
     passes run on the backward too (dce drops the gradients of inputs nobody asked for).
     The forward is left as the transform made it: its saved outputs are the backward's
-    inputs, by name."""
+    inputs, by name. Also the backward's stages, the transform's first, for diffs."""
     wanted = [value.name for value, obj in zip(trace.inputs, program.inputs, strict=True)
               if isinstance(obj, torch.Tensor) and obj.requires_grad]
     if not wanted:
@@ -41,11 +41,13 @@ def differentiate(trace: Trace, program: TracedProgram, entry: str, steps: list[
         traces = grad_transform(trace, requires_grad=wanted)
     except GradError as exc:
         raise UserError(f"--grad: {exc}") from exc
-    backward = run_pipeline(traces.backward, steps, check=check)[-1].trace
-    traces = replace(traces, backward=backward)
+    # The backward is made from the forward after its passes: its own start with none.
+    made = traces.backward.replace(info=replace(traces.backward.info, passes=()))
+    stages = run_pipeline(made, steps, check=check)
+    traces = replace(traces, backward=stages[-1].trace)
     if check:
         verify_grad_contract(traces.forward, traces.backward)
-    return traces
+    return traces, stages
 
 
 def check_gradients(traces: GradTraces, trace: Trace, program: TracedProgram, fn: Callable, args: tuple,

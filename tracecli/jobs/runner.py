@@ -59,8 +59,10 @@ class TracedCall:
     # Which of the script's calls of the entry this trace answered (0-based, in call order):
     # a main block that calls with one signature again reuses the trace, and the views say so.
     served: list[int] = field(default_factory=lambda: [0])
-    # With --grad: the final trace's forward (saving what the backward reads) and backward.
+    # With --grad: the final trace's forward (saving what the backward reads) and backward,
+    # and the backward's stages through the passes.
     grad: GradTraces | None = None
+    grad_stages: list[Stage] = field(default_factory=list)
 
     @property
     def final(self) -> Trace:
@@ -248,7 +250,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if grad:
-        call.grad = differentiate(call.final, program, entry, steps or [], check=check)
+        call.grad, call.grad_stages = differentiate(call.final, program, entry, steps or [], check=check)
     compiled = result.compiled(call.final)  # `trace` too: a printed trace is runnable code
     if execute:
         call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat)

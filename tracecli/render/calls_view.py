@@ -79,17 +79,19 @@ def specialisation_notes(calls: list[TracedCall], dynamic_option: str | None) ->
     return notes
 
 
-def call_text(call: TracedCall, depth: float) -> str:
+def call_text(call: TracedCall, depth: float, show: str = "all") -> str:
     """A call's trace as printed; with --grad, the forward that saves what the backward
-    reads, then the backward."""
+    reads, then the backward (`show`: one of them, or all)."""
     if call.grad is None:
         return format_trace(call.final, depth)
-    return format_trace(call.grad.forward, depth) + "\n" + format_trace(call.grad.backward, depth)
+    texts = {"forward": format_trace(call.grad.forward, depth), "backward": format_trace(call.grad.backward, depth)}
+    return "\n".join(text for part, text in texts.items() if show in (part, "all"))
 
 
 def print_job(console: Console, job: JobResult, depth: float, *, all_traces: bool = False,
-              dynamic_option: str | None = None) -> None:
-    """`tracecli run` / `trace` text output."""
+              dynamic_option: str | None = None, part: str = "all") -> None:
+    """`tracecli run` / `trace` text output; `part`: with --grad, the forward, the backward
+    or all."""
 
     def show(group: TraceGroup) -> None:
         print_trace(console, group.text)
@@ -105,5 +107,5 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
         if len(matching) > 1:
             console.print(f"{len(matching) - 1} more calls with this trace match eager", markup=False)
 
-    groups = group_calls(job.calls, lambda call: call_text(call, depth))
+    groups = group_calls(job.calls, lambda call: call_text(call, depth, part))
     show_groups(console, job, groups, show, all_traces=all_traces, dynamic_option=dynamic_option)

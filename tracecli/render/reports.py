@@ -47,12 +47,14 @@ class JobReport:
     depth: float
     all_traces: bool = False
     dynamic_option: str | None = None  # how to spell --dynamic in a hint, when offered
+    show: str = "all"  # with --grad: the forward, the backward, or all
 
     def text(self, console: Console) -> None:
         if self.job.symbolic:
             print_sized(console, self.job, self.depth)
         else:
-            print_job(console, self.job, self.depth, all_traces=self.all_traces, dynamic_option=self.dynamic_option)
+            print_job(console, self.job, self.depth, all_traces=self.all_traces, dynamic_option=self.dynamic_option,
+                      part=self.show)
 
     def json(self) -> dict:
         return job_json(self.command, self.job, self.depth)
@@ -88,16 +90,28 @@ class DiffReport:
     layout: DiffLayout
     all_traces: bool = False
     dynamic_option: str | None = None
+    part: str = "all"  # with --grad: the forward's passes, the backward's, or all
 
     def __post_init__(self) -> None:
-        self.per_call = [diff_json(self.job, call.stages, self.depth) for call in self.job.calls]
+        self.per_call = []
+        for call in self.job.calls:
+            report = diff_json(self.job, call.stages, self.depth) if self._shows("forward", call) else {}
+            if self._shows("backward", call):
+                report["backward"] = diff_json(self.job, call.grad_stages, self.depth)
+            self.per_call.append(report)
+
+    def _shows(self, part: str, call) -> bool:
+        if part == "backward":
+            return bool(call.grad_stages) and self.part in ("backward", "all")
+        return self.part in ("forward", "all")
 
     @property
     def changed(self) -> bool:
-        return any(report["changed"] for report in self.per_call)
+        return any(report.get("changed") or report.get("backward", {}).get("changed") for report in self.per_call)
 
     def _stages_text(self, call) -> str:
-        return "\0".join(format_trace(stage.trace, self.depth) for stage in call.stages)
+        stages = [*call.stages, *call.grad_stages]
+        return "\0".join(format_trace(stage.trace, self.depth) for stage in stages)
 
     def json(self) -> dict:
         if len(self.per_call) == 1:
@@ -108,7 +122,13 @@ class DiffReport:
 
     def text(self, console: Console) -> None:
         def show(group) -> None:
-            show_stages(console, group.calls[0].stages, self.depth, self.layout)
+            call = group.calls[0]
+            if self._shows("forward", call):
+                show_stages(console, call.stages, self.depth, self.layout)
+            if self._shows("backward", call):
+                if self.part == "all":
+                    console.print("── backward ──", markup=False, style="bold")
+                show_stages(console, call.grad_stages, self.depth, self.layout)
 
         show_groups(console, self.job, group_calls(self.job.calls, self._stages_text), show,
                     all_traces=self.all_traces, dynamic_option=self.dynamic_option)
