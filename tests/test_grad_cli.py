@@ -124,3 +124,30 @@ def test_diff_shows_the_passes_at_work_on_the_backward(cli, tmp_path):
     assert "passes: dce, cse, rename, dce" not in result.stdout
     report = json.loads(cli("diff", script, "--grad", "-p", "dce", "--format", "json").stdout)
     assert report["backward"]["changed"] and not report["changed"]
+
+
+SEEDED = """
+    import torch
+
+
+    def f(x, w):
+        return torch.tanh(x @ w), (x * w.sum()).sin()
+
+
+    def sample_inputs(device):
+        return (torch.randn(4, 3, device=device, requires_grad=True),
+                torch.randn(3, 2, device=device, requires_grad=True))
+
+
+    def sample_grads(device):
+        return (torch.full((4, 2), 0.5, device=device), torch.linspace(-1, 1, 12, device=device).reshape(4, 3))
+"""
+
+
+def test_sample_grads_seeds_the_backward(cli, tmp_path):
+    # Cotangents other than ones: both sides must use them for the gradients to agree.
+    result = cli("run", write(tmp_path, "seeded.py", SEEDED), "--grad", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "all 2 gradients match eager autograd" in result.stdout
+    one_short = SEEDED.replace("return (torch.full((4, 2), 0.5, device=device), ", "return (")
+    assert_user_error(cli("run", write(tmp_path, "short.py", one_short), "--grad"), "sample_grads() gave 1 cotangents")

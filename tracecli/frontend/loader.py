@@ -42,6 +42,12 @@ class Script:
         fn = self.namespace.get("sample_inputs")
         return fn if callable(fn) else None
 
+    @property
+    def sample_grads(self):
+        """`sample_grads(device)`: the cotangents `--grad` seeds the outputs with."""
+        fn = self.namespace.get("sample_grads")
+        return fn if callable(fn) else None
+
 
 def exception_at_user_line(exc: BaseException, path: str | None = None, prefix: str = "") -> UserError:
     """One UserError naming the innermost frame of user code (preferably `path`)."""
@@ -155,7 +161,7 @@ def run_main_blocks(script: Script) -> None:
 
 # -- entries -----------------------------------------------------------------------
 
-_NOT_ENTRIES = {"sample_inputs", "main"}
+_NOT_ENTRIES = {"sample_inputs", "sample_grads", "main"}
 
 
 def unwrapped(obj):

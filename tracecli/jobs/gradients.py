@@ -51,13 +51,17 @@ def differentiate(trace: Trace, program: TracedProgram, entry: str, steps: list[
 
 
 def check_gradients(traces: GradTraces, trace: Trace, program: TracedProgram, fn: Callable, args: tuple,
-                    kwargs: dict, *, seed: int, executor: str) -> list[OutputCheck]:
-    """Each `grad_<input>` of the compiled backward against eager autograd's."""
+                    kwargs: dict, *, seed: int, executor: str, cotangents: list | None = None) -> list[OutputCheck]:
+    """Each `grad_<input>` of the compiled backward against eager autograd's; `cotangents`
+    (one per floating output, in order; default ones) seed both."""
     names = [value.name for value in trace.inputs]
     wanted = list(traces.requires_grad)
+    if cotangents is not None and len(cotangents) != len(traces.cotangents):
+        raise UserError(f"sample_grads() gave {len(cotangents)} cotangents; the entry has {len(traces.cotangents)} "
+                        "floating point outputs, one cotangent each in output order")
     torch.manual_seed(seed)
     inputs = [_fresh_leaf(obj) for obj in program.inputs]
-    _, grads = run_grad(traces, inputs, executor=executor)
+    _, grads = run_grad(traces, inputs, cotangents, executor=executor)
     actual = [g if g is not None else torch.zeros_like(inputs[names.index(n)]) for n, g in zip(wanted, grads,
                                                                                                   strict=True)]
     eager_args, eager_kwargs = tree_map(_fresh_leaf, args), tree_map(_fresh_leaf, kwargs)
@@ -66,9 +70,12 @@ def check_gradients(traces: GradTraces, trace: Trace, program: TracedProgram, fn
         out = fn(*eager_args, **eager_kwargs)
     objects = program.inputs_for(eager_args, eager_kwargs)
     leaves = [objects[names.index(n)] for n in wanted]
-    outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
-    expected = torch.autograd.grad(outputs, leaves, grad_outputs=[torch.ones_like(t) for t in outputs],
-                                   allow_unused=True) if outputs else [None] * len(leaves)
+    floating = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    seeds = cotangents if cotangents is not None else [torch.ones_like(t) for t in floating]
+    # Outputs no input reaches (no grad_fn) contribute nothing: autograd refuses them.
+    pairs = [(t, c) for t, c in zip(floating, seeds, strict=False) if t.requires_grad]
+    expected = torch.autograd.grad([t for t, _ in pairs], leaves, grad_outputs=[c for _, c in pairs],
+                                   allow_unused=True) if pairs else [None] * len(leaves)
     expected = [e if e is not None else torch.zeros_like(leaf) for e, leaf in zip(expected, leaves, strict=True)]
     return compare_outputs([f"grad_{n}" for n in wanted], expected, actual, gradients=True)
 

@@ -256,9 +256,20 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
         call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat)
         if call.grad is not None:
             call.report.gradients = check_gradients(call.grad, call.final, program, fn, args, kwargs, seed=seed,
-                                                    executor=executor)
+                                                    executor=executor, cotangents=_sample_grads(script, device))
     result.calls.append(call)
     return result
+
+
+def _sample_grads(script: Script, device: str) -> list | None:
+    """The cotangents the script's `sample_grads(device)` gives (a tensor or a sequence)."""
+    if script.sample_grads is None:
+        return None
+    try:
+        given = script.sample_grads(device)
+    except Exception as exc:
+        raise exception_at_user_line(exc, script.module.__file__, prefix="sample_grads failed: ") from exc
+    return [given] if isinstance(given, torch.Tensor) else list(given)
 
 
 def _instantiate(script: Script, entry: str, cls: type) -> torch.nn.Module:
