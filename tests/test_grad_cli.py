@@ -151,3 +151,12 @@ def test_sample_grads_seeds_the_backward(cli, tmp_path):
     assert "all 2 gradients match eager autograd" in result.stdout
     one_short = SEEDED.replace("return (torch.full((4, 2), 0.5, device=device), ", "return (")
     assert_user_error(cli("run", write(tmp_path, "short.py", one_short), "--grad"), "sample_grads() gave 1 cotangents")
+
+
+def test_save_writes_the_backwards_stages_beside_the_forwards(cli, tmp_path):
+    saved = tmp_path / "saved"
+    result = cli("diff", write(tmp_path, "loss.py", LOSS), "--grad", "-p", "dce", "--save", str(saved))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (saved / "backward").iterdir()) == ["00-initial.py", "01-dce.py", "report.json"]
+    again = cli("run", str(saved / "backward" / "01-dce.py"), "--no-timing")  # a runnable file of its own
+    assert again.exit_code == 0, again.output

@@ -64,9 +64,13 @@ def diff(
         if save is not None:
             for call in job.calls:  # every call's files or none
                 check_saveable(call.stages)
+                check_saveable(call.grad_stages)
             for i, (call, per_call) in enumerate(zip(job.calls, report.per_call, strict=True)):
                 folder = save if len(job.calls) == 1 else os.path.join(save, f"call-{i + 1}")
                 save_stages(folder, call.stages, levels, per_call)
+                if call.grad_stages:  # the backward's stages beside the forward's
+                    save_stages(os.path.join(folder, "backward"), call.grad_stages, levels,
+                                per_call.get("backward", {}))
         return report
 
     report = opt.guarded(debug, color, work)
