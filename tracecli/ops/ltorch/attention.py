@@ -130,6 +130,12 @@ def _row_max(scores):
     return prims.broadcast_in_dim(row_max, scores.shape, kept), masked_rows
 
 
+def _nonzero_total(total, masked_rows):
+    """The softmax's denominator, 1 for a fully masked row (where it is 0): that row's 0 / 0
+    would be NaN, which the result masks away but a gradient through it would not."""
+    return prims.where(masked_rows, 1.0, total)
+
+
 def _fused(query, key, value, attn_mask, is_causal, scale, groups):
     wide = compute_dtype(query.dtype)
     q, k, v = (convert(t, wide) for t in (query, key, value))
@@ -138,7 +144,7 @@ def _fused(query, key, value, attn_mask, is_causal, scale, groups):
     scores = _apply_mask(scores, attn_mask, is_causal)
     row_max, masked_rows = _row_max(scores)
     weights = prims.exp(prims.sub(scores, row_max))
-    total = prims.sum(weights, (weights.ndim - 1,))
+    total = _nonzero_total(prims.sum(weights, (weights.ndim - 1,)), masked_rows)
     # The kernel multiplies value by the unnormalised weights in the input's dtype.
     weights = convert(convert(weights, query.dtype), wide)
     out = prims.matmul(weights, v)
@@ -165,7 +171,8 @@ def _composite(query, key, value, attn_mask, dropout_p, is_causal, scale, groups
     weights = prims.exp(prims.sub(scores, row_max))
     last = (weights.ndim - 1,)
     kept = tuple(range(weights.ndim - 1))
-    probs = prims.div(weights, prims.broadcast_in_dim(prims.sum(weights, last), weights.shape, kept))
+    total = _nonzero_total(prims.sum(weights, last), masked_rows)
+    probs = prims.div(weights, prims.broadcast_in_dim(total, weights.shape, kept))
     # torch's _safe_softmax: a fully masked row attends to nothing (0, not NaN).
     probs = prims.where(prims.broadcast_in_dim(masked_rows, probs.shape, kept), 0.0, probs)
     if dropout_p > 0.0:
