@@ -274,3 +274,12 @@ def test_no_sizes_for_a_sizes_parameter_print_as_the_empty_sequence():
     x = TensorValue("x", (), dtypes.float32, "cpu")
     assert _CallSpec(sym).normalize((x,), {}) == ((x, ()), {})
     assert _CallSpec(sym).normalize((x, 0, 1), {}) == ((x, 0, 1), {})
+
+
+def test_an_attribute_missing_on_a_traced_tensor_is_reported_as_on_a_tensor(cli, tmp_path):
+    script = tmp_path / "missing.py"
+    script.write_text("import torch\n\n\ndef f(x):\n    return x.no_such_method()\n\n\n"
+                      "def sample_inputs(device):\n    return (torch.ones(3),)\n")
+    result = cli("run", str(script))
+    assert result.exit_code == 2
+    assert "AttributeError: 'Tensor' object has no attribute 'no_such_method'" in result.stderr

@@ -59,7 +59,8 @@ def exception_at_user_line(exc: BaseException, path: str | None = None, prefix: 
     if chosen is None:
         user = [f for f in frames if is_user_path(f.filename)]
         chosen = user[-1] if user else None
-    message = f"{prefix}{type(exc).__name__}: {exc}"
+    # The user's code holds what it knows as tensors: Python's own messages name the stand-in.
+    message = f"{prefix}{type(exc).__name__}: {exc}".replace("'TensorProxy' object", "'Tensor' object")
     if chosen is None:
         return UserError(message)
     return UserError(message, file=display_path(chosen.filename), line=chosen.lineno, source=(chosen.line or "").strip())
