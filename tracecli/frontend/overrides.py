@@ -132,12 +132,14 @@ _REFUSING_TRANSFORMS = {name: _refusing_transform(name, fn) for name, fn in _FUN
 
 # Backward passes through torch's autograd: not traced yet (the grad transform works on a
 # traced forward from Python); refused by name rather than by autograd's own complaint.
-_AUTOGRAD = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
-_REFUSING_AUTOGRAD = tuple(
-    _refusing_traced(f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a "
-                     "script; from Python, tracecli.passes.grad.grad_transform differentiates a traced forward", fn)
-    for spelling, fn in zip(("Tensor.backward()", "torch.autograd.backward", "torch.autograd.grad"), _AUTOGRAD,
-                            strict=True))
+_REFUSING_AUTOGRAD = [
+    (owner, name, _refusing_traced(
+        f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a script; "
+        "from Python, tracecli.passes.grad.grad_transform differentiates a traced forward", getattr(owner, name)))
+    for owner, name, spelling in ((torch.Tensor, "backward", "Tensor.backward()"),
+                                  (torch.autograd, "backward", "torch.autograd.backward"),
+                                  (torch.autograd, "grad", "torch.autograd.grad"))
+]
 
 
 def _set_default_dtype(dtype):
@@ -196,48 +198,40 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         else:
             original_check_all(cond, message)
 
-    amp_common = torch.cuda.amp.common
-    saved = (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, original_check_all,
-             amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported)
-    torch.compiler.is_compiling = _is_compiling
-    torch.compiler.is_dynamo_compiling = _is_compiling
-    torch._check_tensor_all = check_tensor_all
-    # A trace for cuda:0 is made on machines without CUDA too: torch.autocast("cuda") must
-    # then stay on (not disable itself with a warning), so the trace shows CUDA's casts.
-    amp_common.amp_definitely_not_available = _false
-    torch.cuda.is_bf16_supported = _true
-    torch.Tensor.as_subclass = _as_subclass
-    torch.manual_seed = torch.random.manual_seed = _manual_seed
-    torch.set_default_dtype = _set_default_dtype
-    for name, transform in _REFUSING_TRANSFORMS.items():
-        setattr(torch.func, name, transform)
-    torch.vmap = _REFUSING_TRANSFORMS["vmap"]
-    torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad = _REFUSING_AUTOGRAD
-    torch.get_rng_state = torch.random.get_rng_state = _get_rng_state
-    torch.set_rng_state = torch.random.set_rng_state = _set_rng_state
-    torch.cuda.set_rng_state = _set_cuda_rng_state
-    associative_scan_module.generic_associative_scan = _TRACED_SCAN
-    factories = {(space, name): getattr(space, name) for space, names in _NUMBER_FACTORIES for name in names
-                 } if symbolic else {}
+    # (owner, attribute, stand-in): each set while tracing, and put back as it was after.
+    patches = [
+        (torch.compiler, "is_compiling", _is_compiling),
+        (torch.compiler, "is_dynamo_compiling", _is_compiling),
+        (torch, "_check_tensor_all", check_tensor_all),
+        # A trace for cuda:0 is made on machines without CUDA too: torch.autocast("cuda") must
+        # then stay on (not disable itself with a warning), so the trace shows CUDA's casts.
+        (torch.cuda.amp.common, "amp_definitely_not_available", _false),
+        (torch.cuda, "is_bf16_supported", _true),
+        (torch, "manual_seed", _manual_seed),
+        (torch.random, "manual_seed", _manual_seed),
+        (torch, "set_default_dtype", _set_default_dtype),
+        *((torch.func, name, transform) for name, transform in _REFUSING_TRANSFORMS.items()),
+        (torch, "vmap", _REFUSING_TRANSFORMS["vmap"]),
+        *_REFUSING_AUTOGRAD,
+        (torch, "get_rng_state", _get_rng_state),
+        (torch.random, "get_rng_state", _get_rng_state),
+        (torch, "set_rng_state", _set_rng_state),
+        (torch.random, "set_rng_state", _set_rng_state),
+        (torch.cuda, "set_rng_state", _set_cuda_rng_state),
+        (associative_scan_module, "generic_associative_scan", _TRACED_SCAN),
+    ]
     if symbolic:
         torch_paths.index()  # public paths name the factories themselves, not these stand-ins
-    for (space, name), original in factories.items():
-        setattr(space, name, _size_taking(original))
+        patches += [(space, name, _size_taking(getattr(space, name)))
+                    for space, names in _NUMBER_FACTORIES for name in names]
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, stand_in in patches:
+        setattr(owner, name, stand_in)
+    # Set on Tensor over TensorBase's own: deleting it uncovers that one again.
+    torch.Tensor.as_subclass = _as_subclass
     try:
         yield
     finally:
-        for (space, name), original in factories.items():
-            setattr(space, name, original)
         del torch.Tensor.as_subclass
-        torch.manual_seed = torch.random.manual_seed = _MANUAL_SEED
-        torch.set_default_dtype = _SET_DEFAULT_DTYPE
-        for name, original in _FUNCTION_TRANSFORMS.items():
-            setattr(torch.func, name, original)
-        torch.vmap = _FUNCTION_TRANSFORMS["vmap"]
-        torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad = _AUTOGRAD
-        torch.get_rng_state = torch.random.get_rng_state = _RNG_STATE[0]
-        torch.set_rng_state = torch.random.set_rng_state = _RNG_STATE[1]
-        torch.cuda.set_rng_state = _RNG_STATE[2]
-        associative_scan_module.generic_associative_scan = _GENERIC_SCAN
-        (torch.compiler.is_compiling, torch.compiler.is_dynamo_compiling, torch._check_tensor_all,
-         amp_common.amp_definitely_not_available, torch.cuda.is_bf16_supported) = saved
+        for owner, name, original in reversed(originals):
+            setattr(owner, name, original)
