@@ -353,12 +353,11 @@ def _window_sums(x, dim: int, out: int):
     return prims.cat(sums, dim), counts
 
 
-def _adaptive_avg_pool(n: int, input, output_size):
-    op = f"adaptive_avg_pool{n}d"
-    input = expect_tensor(input, op)
+def _adaptive_sizes(op: str, input, n: int, output_size) -> tuple[int, tuple, tuple]:
+    """An adaptive pooling's leading dims, input sizes and output sizes over its last `n`
+    dims, refusing what torch refuses."""
     if input.ndim not in (n + 1, n + 2):
         raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
-    _check_dtype(op, input, int64_ok=False)
     lead = input.ndim - n
     sizes = input.shape[lead:]
     if not isinstance(output_size, (tuple, list)):
@@ -370,6 +369,15 @@ def _adaptive_avg_pool(n: int, input, output_size):
                 for o, size in zip(output_size, sizes, strict=True))
     if any(s < 1 for s in sizes) or any(o < 1 for o in out):
         raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
+    return lead, sizes, out
+
+
+def _adaptive_avg_pool(n: int, input, output_size):
+    op = f"adaptive_avg_pool{n}d"
+    input = expect_tensor(input, op)
+    if input.ndim in (n + 1, n + 2):
+        _check_dtype(op, input, int64_ok=False)
+    lead, sizes, out = _adaptive_sizes(op, input, n, output_size)
     wide = compute_dtype(input.dtype)
     x = convert(input, wide)
     counts = []
@@ -419,20 +427,9 @@ def _adaptive_windows(size, out: int, device: str):
 
 def _adaptive_max(input, n: int, output_size, op: str, with_indices: bool):
     input = expect_tensor(input, op)
-    if input.ndim not in (n + 1, n + 2):
-        raise ShapeError(f"{op} expects a {n + 1}-D (unbatched) or {n + 2}-D (batched) input, got {list(input.shape)}")
-    if not input.dtype.is_float:
+    if input.ndim in (n + 1, n + 2) and not input.dtype.is_float:
         raise ShapeError(f'"{op}" not implemented for {input.dtype.name}')
-    lead = input.ndim - n
-    sizes = input.shape[lead:]
-    if not isinstance(output_size, (tuple, list)):
-        output_size = (output_size,) * n
-    if len(output_size) != n:
-        raise ShapeError(f"{op}: output_size must have {n} entries, got {list(output_size)}")
-    out = tuple(size if o is None else o if isinstance(o, Dim) else int(o)
-                for o, size in zip(output_size, sizes, strict=True))
-    if any(s < 1 for s in sizes) or any(o < 1 for o in out):
-        raise ShapeError(f"{op} needs non-empty input and output sizes, got {list(input.shape)} -> {list(out)}")
+    lead, sizes, out = _adaptive_sizes(op, input, n, output_size)
     device, lowest = input.device, _lowest(input.dtype)
     # Separable, last dimension first: per row the first maximum (or last NaN), then the
     # first row holding the overall one, which is the first maximum in row-major order,
