@@ -160,3 +160,33 @@ def test_save_writes_the_backwards_stages_beside_the_forwards(cli, tmp_path):
     assert sorted(p.name for p in (saved / "backward").iterdir()) == ["00-initial.py", "01-dce.py", "report.json"]
     again = cli("run", str(saved / "backward" / "01-dce.py"), "--no-timing")  # a runnable file of its own
     assert again.exit_code == 0, again.output
+
+
+DATACLASS_OUTPUT = """
+    from dataclasses import dataclass
+
+    import torch
+    import torch.nn.functional as F
+
+
+    @dataclass
+    class Output:
+        logits: torch.Tensor
+        loss: torch.Tensor
+
+
+    def classify(x, w, labels):
+        logits = x @ w
+        return Output(logits, F.cross_entropy(logits, labels))
+
+
+    def sample_inputs(device):
+        return (torch.randn(4, 3, device=device), torch.randn(3, 5, device=device, requires_grad=True),
+                torch.tensor([0, 4, 2, 1], device=device))
+"""
+
+
+def test_outputs_in_a_dataclass_are_seeded_like_any_container(cli, tmp_path):
+    result = cli("run", write(tmp_path, "classify.py", DATACLASS_OUTPUT), "--grad", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "the gradient matches eager autograd" in result.stdout

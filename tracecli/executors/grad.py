@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from tracecli.core.pytree import values_in
+from tracecli.core.pytree import tree_leaves, values_in
+from tracecli.core.values import TensorValue
 from tracecli.executors.registry import Executor, compile_for
 from tracecli.passes.grad import GradTraces
 
@@ -16,16 +17,10 @@ def run_grad(traces: GradTraces, inputs: list, cotangents: list | None = None,
     backward = compile_for(traces.backward, executor)
     output, saved = forward(*inputs)
     if cotangents is None:
-        by_name = dict(zip([v.name for v in values_in(traces.forward.output[0])], _leaves(output), strict=False))
+        # The outputs' containers are the entry's own (tuples, dicts, dataclasses): walked alike.
+        tensors = [leaf for leaf in tree_leaves(output) if isinstance(leaf, torch.Tensor)]
+        names = [v.name for v in values_in(traces.forward.output[0]) if isinstance(v, TensorValue)]
+        by_name = dict(zip(names, tensors, strict=True))
         cotangents = [torch.ones_like(by_name[name]) for name in traces.cotangent_of]
     return output, backward(*saved, *cotangents)
 
-
-def _leaves(output) -> list:
-    if isinstance(output, torch.Tensor):
-        return [output]
-    if isinstance(output, (tuple, list)):
-        return [leaf for item in output for leaf in _leaves(item)]
-    if isinstance(output, dict):
-        return [leaf for item in output.values() for leaf in _leaves(item)]
-    return [output]
