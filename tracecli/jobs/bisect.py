@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import values_in
+from tracecli.core.rewrite import map_trace
 from tracecli.core.trace import Trace, collect_names
 from tracecli.core.verify import VerificationError
 from tracecli.executors import CompiledRunError
@@ -25,7 +26,6 @@ from tracecli.jobs.compare import quiet
 from tracecli.jobs.runner import JobResult, trace_script
 from tracecli.passes.base import Pass, PassResult
 from tracecli.passes.pipeline import Step
-from tracecli.passes.rewrite import map_trace
 
 
 def apply_to_prefix(pass_: Pass, trace: Trace, limit: int, options: dict) -> PassResult:

@@ -15,9 +15,9 @@ hands out fresh names.
 """
 
 from tracecli.core.names import NameRegistry
+from tracecli.core.rewrite import map_bsym, map_trace, renamer, substituter
 from tracecli.passes import cse, dce, fuse, lower, rename, renumber  # noqa: F401 - registers them
 from tracecli.passes.base import REGISTRY, Pass, PassResult, register
-from tracecli.passes.rewrite import map_bsym, map_trace, renamer, substituter
 
 __all__ = [
     "REGISTRY", "NameRegistry", "Pass", "PassResult", "map_bsym", "map_trace", "register", "renamer", "substituter",

@@ -18,12 +18,12 @@ any of them had one.
 from __future__ import annotations
 
 from tracecli.core.pytree import map_values
+from tracecli.core.rewrite import map_bsym, substituter
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.effects import mergeable, overwritten
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, substituter
 
 
 @register("cse", "merge pure bound symbols with the same symbol and arguments (never random ones)")

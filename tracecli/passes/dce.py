@@ -22,12 +22,12 @@ INPLACE, or holding such a subsymbol, are never dropped.
 
 from __future__ import annotations
 
+from tracecli.core.rewrite import map_bsym, renamer, substituter
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, sizes_read
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.effects import has_effect, mergeable, overwritten
 from tracecli.passes.keys import call_key
-from tracecli.passes.rewrite import map_bsym, renamer, substituter
 
 
 class _Counts:

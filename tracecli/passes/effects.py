@@ -9,8 +9,8 @@ INPLACE call overwrites: they may see different data.
 
 from __future__ import annotations
 
+from tracecli.core.rewrite import touches
 from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, Tag
-from tracecli.passes.rewrite import touches
 
 
 def has_effect(bsym: BoundSymbol) -> bool:

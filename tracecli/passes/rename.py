@@ -21,10 +21,10 @@ from __future__ import annotations
 from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import values_in
 from tracecli.core.regions import flatten_regions
+from tracecli.core.rewrite import map_trace, renamer
 from tracecli.core.trace import Trace, walk
 from tracecli.core.values import TensorValue
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.rewrite import map_trace, renamer
 
 
 def _plan(trace: Trace) -> dict[str, str]:

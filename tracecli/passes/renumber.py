@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from tracecli.core.names import GENERATED
 from tracecli.core.regions import flatten_regions
+from tracecli.core.rewrite import map_trace, renamer
 from tracecli.core.trace import Trace, walk
 from tracecli.passes.base import PassResult, register
-from tracecli.passes.rewrite import map_trace, renamer
 
 
 @register("renumber", "renumber generated names consecutively in order of definition")

@@ -1,0 +1,242 @@
+"""Differentiating recorded bound symbols: the backward of some of their values with
+respect to others, built from each op's backward rule (ops/grads/).
+
+`differentiate(bsyms, outputs, seeds, leaves, registry)` returns the forward's bound
+symbols with every op on the gradient's path that has no rule replaced by its
+decomposition (so the backward can read the prims' results), the backward's bound
+symbols, and one gradient per leaf. An opaque call gets an opaque backward that runs
+torch.autograd on the original callable. An op that has none of these, or whose rule
+refuses the arguments, stops with `GradError` naming the op and the user's line: a
+gradient is never guessed.
+
+Both the grad transform of a whole trace (passes/grad.py, `--grad`) and the tracer at a
+`loss.backward()` in the user's code (frontend/training.py) are built on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracecli.core.names import GENERATED, NameRegistry
+from tracecli.core.pytree import values_in
+from tracecli.core.rewrite import map_bsym, renamer
+from tracecli.core.symbol import BoundSymbol, Tag, pop_handler, push_handler
+from tracecli.core.values import TensorValue
+from tracecli.frontend.recorder import Recorder
+from tracecli.ops import ltorch, prims
+from tracecli.ops.grads import NO_GRADIENT, RULES, NotDifferentiable, bind
+from tracecli.ops.grads.opaque import opaque_backward
+from tracecli.ops.promotion import ShapeError
+
+
+class GradError(Exception):
+    """The values cannot be differentiated as asked: the message names the op and line."""
+
+
+@dataclass(frozen=True)
+class Differentiated:
+    forward: tuple[BoundSymbol, ...]  # the bound symbols given, ops without rules decomposed
+    backward: tuple[BoundSymbol, ...]  # the gradients' bound symbols, the seeds made here first
+    gradients: tuple[TensorValue | None, ...]  # one per leaf, None where no gradient reaches it
+    seeds: tuple[TensorValue, ...]  # the cotangent of each output
+
+
+# ltorch ops whose decompositions take a maximum or minimum where torch's gradient
+# follows the same even split at ties (or where a tie cannot change it: the maximum is
+# only a shift that cancels). Any other op reaching maximum, minimum, amax or amin
+# through its decomposition needs a rule of its own: torch picks one element at a tie
+# (max with a dim, max pooling) and the prims' rule would split it.
+_EVEN_TIES = frozenset({
+    "maximum", "minimum", "amax", "amin", "softmax", "log_softmax", "softmin", "logsumexp", "cross_entropy",
+    "logaddexp", "logaddexp2", "fmax", "fmin", "clamp_min", "clamp_max", "scaled_dot_product_attention",
+})
+_TIE_PRIMS = frozenset({prims.maximum, prims.minimum, prims.amax, prims.amin})
+
+
+class _NoHints:
+    """The recorder's hint tracker for rules: what they compute is stored in no variable
+    of the user's (the recorder takes what `note` returns as the call's name hints)."""
+
+    def note(self, frame, output) -> tuple:
+        return ()
+
+
+def _where(bsym: BoundSymbol) -> str:
+    if bsym.source is None:
+        return ""
+    return f" ({bsym.source.file}:{bsym.source.line}: {bsym.source.text})"
+
+
+def _is_differentiable(value: object) -> bool:
+    return isinstance(value, TensorValue) and value.dtype.is_float
+
+
+def _inherit(sub: BoundSymbol, parent: BoundSymbol) -> BoundSymbol:
+    return sub.replace(source=sub.source or parent.source, scope=sub.scope or parent.scope)
+
+
+def _reaches_ties(bsym: BoundSymbol) -> bool:
+    """Whether the decomposition reaches a maximum that no rule of its own (softmax's)
+    or op with torch's even split stands in front of."""
+    for sub in bsym.subsymbols:
+        sym = sub.symbol
+        if sym in _TIE_PRIMS:
+            return True
+        if sym in RULES or (sym.namespace == "ltorch" and sym.name in _EVEN_TIES):
+            continue
+        if _reaches_ties(sub):
+            return True
+    return False
+
+
+def _flatten(bsyms, needs: set[str], parent: BoundSymbol | None, out: list[BoundSymbol],
+             stop: frozenset[str]) -> None:
+    """The forward's bound symbols with every op on the gradient's path that has no rule
+    replaced by its decomposition; `needs` gathers the values a gradient reaches. A bound
+    symbol with an output in `stop` (computed with autograd off) passes no gradient on."""
+    for bsym in bsyms:
+        if parent is not None:
+            bsym = _inherit(bsym, parent)
+        read = [v for v in bsym.arg_values() if v.name in needs]
+        sym = bsym.symbol
+        if not read or sym in NO_GRADIENT or (stop and any(v.name in stop for v in bsym.output_values())):
+            out.append(bsym)
+            continue
+        outputs = [v for v in bsym.output_values() if isinstance(v, TensorValue)]
+        complex_values = [v for v in (*read, *outputs) if v.dtype.is_complex]
+        if complex_values:
+            raise GradError(f"{sym.qualname}{_where(bsym)}: gradients of complex values are not modelled")
+        if Tag.RANDOM in sym.tags and sym not in RULES and "dropout" not in sym.name:
+            # torch's gradients of a draw (normal's mean and std) are not those of the
+            # sampling formula a decomposition spells out.
+            raise GradError(f"{sym.qualname}{_where(bsym)}: draws random numbers from its differentiable "
+                            "arguments; its gradient is not modelled")
+        if sym in RULES or sym.namespace in ("torch", ""):
+            out.append(bsym)
+        elif bsym.subsymbols and sym.namespace == "ltorch":
+            if sym.name not in _EVEN_TIES and _reaches_ties(bsym):
+                raise GradError(f"{sym.qualname}{_where(bsym)}: no backward rule, and its decomposition takes a "
+                                "maximum whose gradient at ties would differ from torch's")
+            _flatten(bsym.subsymbols, needs, bsym, out, stop)
+            continue
+        else:
+            raise GradError(f"{sym.qualname}{_where(bsym)}: has no backward rule")
+        needs.update(v.name for v in outputs if _is_differentiable(v))
+
+
+def reached(bsyms, leaves: list[TensorValue], stop: frozenset[str] = frozenset()) -> set[str]:
+    """The names of the values a gradient of `leaves` reaches (the leaves' included)."""
+    needs = {v.name for v in leaves}
+    _flatten(bsyms, needs, None, [], stop)
+    return needs
+
+
+def differentiate(bsyms, outputs: list[TensorValue], seeds: list[TensorValue | None], leaves: list[TensorValue],
+                  registry: NameRegistry, *, stop: frozenset[str] = frozenset(), leaf_names: dict[str, str] | None = None,
+                  seed_names: list[str] | None = None) -> Differentiated:
+    """The backward of `outputs` (each seeded with its cotangent in `seeds`; None: ones,
+    made first in the backward, as `loss.backward()` seeds a scalar loss) with respect to
+    `leaves`. `registry` names what the backward makes. The gradient of a leaf is called
+    `grad_<name>`, with `leaf_names` giving the name where it is not the leaf's own (a
+    parameter's value after an in-place update); a seed made here is `grad_<seed name>`."""
+    leaf_names = leaf_names or {}
+    needs = {v.name for v in leaves}
+    flat: list[BoundSymbol] = []
+    _flatten(bsyms, needs, None, flat, stop)
+    reached = [v for v in outputs if v.name in needs]
+    recorder = Recorder(registry, lambda: "", _NoHints())
+    cot: dict[str, TensorValue] = {}
+    made_seeds: list[TensorValue] = []
+    push_handler(recorder.record)
+    try:
+        for i, (output, seed) in enumerate(zip(outputs, seeds, strict=True)):
+            if seed is None:
+                seed = ltorch.ones_like(output)
+                name = registry.take(f"grad_{seed_names[i] if seed_names else output.name}")
+                recorder.scopes[0][-1] = map_bsym(recorder.scopes[0][-1], renamer({seed.name: name}))
+                seed = seed.renamed(name)
+            made_seeds.append(seed)
+            if output in reached:
+                known = cot.get(output.name)
+                cot[output.name] = seed if known is None else ltorch.add(known, seed)
+        for bsym in reversed(flat):
+            _backward_of(bsym, cot, needs, recorder)
+    finally:
+        pop_handler()
+    fixed = {s.name for s in made_seeds}
+    backward, renamed = _named(recorder.bsyms, cot, registry, {v.name: leaf_names.get(v.name, v.name) for v in leaves},
+                               fixed)
+    grads = tuple(None if (g := cot.get(v.name)) is None else renamed.get(g, g) for v in leaves)
+    return Differentiated(tuple(flat), tuple(backward), grads, tuple(made_seeds))
+
+
+def _backward_of(bsym: BoundSymbol, cot: dict, needs: set[str], recorder: Recorder) -> None:
+    """Record the backward of one forward bound symbol, adding to the cotangents."""
+    outs = bsym.output_values()
+    gs = [cot.get(v.name) for v in outs]
+    if all(g is None for g in gs):
+        return
+    wanted = [v for v in bsym.arg_values() if v.name in needs]
+    if not wanted:
+        return
+    sym = bsym.symbol
+    start = len(recorder.bsyms)
+    try:
+        if sym in RULES:
+            kwargs = dict(bsym.kwargs)
+            bound = bind(sym, bsym.args, kwargs)
+            stray = [v for v in values_in(bound.kwargs) if v.name in needs]
+            if stray:
+                raise NotDifferentiable(f"the keyword-only argument {stray[0].name} needs a gradient")
+            g = gs[0] if len(outs) == 1 and isinstance(bsym.output, TensorValue) else tuple(gs)
+            grads = RULES[sym](g, bsym.output, *bound.args, **bound.kwargs)
+            pairs = _pair(bound.args, grads)
+        else:
+            pairs = opaque_backward(bsym, gs, needs)
+    except (NotDifferentiable, ShapeError) as e:
+        raise GradError(f"{sym.qualname}{_where(bsym)}: {e}") from e
+    for value, grad in pairs:
+        if grad is None or value.name not in needs:
+            continue
+        if grad.shape != value.shape or grad.dtype != value.dtype:
+            raise GradError(f"the backward rule of {sym.qualname} gives {value.name} a gradient of "
+                            f"{grad.dtype.short}{list(grad.shape)}, not {value.dtype.short}{list(value.shape)}")
+        known = cot.get(value.name)
+        cot[value.name] = grad if known is None else ltorch.add(known, grad)
+    recorder.scopes[0][start:] = [b.replace(source=bsym.source, scope=bsym.scope)
+                                 for b in recorder.scopes[0][start:]]
+
+
+def _pair(args: tuple, grads) -> list[tuple[TensorValue, TensorValue]]:
+    """(argument, gradient) for each tensor argument a rule gave a gradient."""
+    pairs = []
+    for arg, grad in zip(args, grads, strict=False):
+        if grad is None:
+            continue
+        if isinstance(arg, (tuple, list)):
+            pairs.extend((a, g) for a, g in zip(arg, grad, strict=True) if isinstance(a, TensorValue))
+        elif isinstance(arg, TensorValue):
+            pairs.append((arg, grad))
+    return pairs
+
+
+def _named(bsyms: list[BoundSymbol], cot: dict, registry: NameRegistry, leaves: dict[str, str],
+           fixed: set[str]) -> tuple[list[BoundSymbol], dict]:
+    """The backward with each complete cotangent of a named forward value called
+    `grad_<name>`: the leaves' first (under the names `leaves` gives them), then the
+    values the user named."""
+    made = {v.name for b in bsyms for v in b.output_values()}
+    names: dict[str, str] = {}
+    claimed: set[str] = set()
+    order = [n for n in cot if n in leaves] + [n for n in cot if n not in leaves and not GENERATED.match(n)]
+    for forward_name in order:
+        value = cot[forward_name]
+        if value.name in made and value.name not in claimed and value.name not in fixed:
+            names[value.name] = registry.take(f"grad_{leaves.get(forward_name, forward_name)}")
+            claimed.add(value.name)
+    rename = renamer(names)
+    renamed = {value: rename(value) for value in cot.values() if value.name in names}
+    return [map_bsym(b, rename) for b in bsyms], renamed
+
+
+__all__ = ["Differentiated", "GradError", "differentiate", "reached"]
