@@ -15,6 +15,7 @@ from tracecli.core.bindings import Bindings, hint, path_of
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_call, values_in
+from tracecli.core.regions import backward_regions, is_backward, region_trace
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
@@ -150,7 +151,7 @@ def header_line(trace: Trace) -> str:
 
 
 def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: float, bindings: Bindings) -> None:
-    if level > depth:
+    if level > depth or is_backward(bsym):  # a backward prints as a function of its own, after the trace
         return
     pad = INDENT * (level + 1)
     for sub in bsym.subsymbols:
@@ -179,10 +180,33 @@ def last_uses(trace: Trace) -> dict[int, list[str]]:
     return frees
 
 
-def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None) -> str:
+def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None,
+                 part: str = "all") -> str:
     """The trace text. `depth` is how many subsymbol levels to show (math.inf: all).
     `bindings` (from `Bindings.for_trace` with the same `codegen`) lets the caller bind
-    the names the text uses; by default the trace's own are made."""
+    the names the text uses; by default the trace's own are made. A training step's
+    backward regions follow the trace as functions of their own; `part`: "forward" for
+    the trace alone, "backward" for those functions alone."""
+    if part == "backward":
+        return format_backward(trace, depth)
+    text = _format_function(trace, depth, codegen, bindings)
+    if codegen or part == "forward" or not backward_regions(trace):
+        return text
+    return text + "\n" + format_backward(trace, depth)
+
+
+def format_backward(trace: Trace, depth: float = 1) -> str:
+    """Each backward region of the trace as the function it runs, under the line of
+    its backward() call."""
+    texts = []
+    for bsym in backward_regions(trace):
+        where = f" ({format_source(bsym).removeprefix('# ')})" if bsym.source is not None else ""
+        body = _format_function(region_trace(bsym), depth, False, None).split("\n", 1)[1]
+        texts.append(f"# {bsym.symbol.qualname}: the backward of {trace.name}{where}\n{body}")
+    return "\n".join(texts)
+
+
+def _format_function(trace: Trace, depth: float, codegen: bool, bindings: Bindings | None) -> str:
     if bindings is None:
         bindings = Bindings.for_trace(trace, codegen=codegen)
     lines: list[str] = []

@@ -21,6 +21,12 @@ from tracecli.core.trace import Trace, walk
 MODELLED = frozenset({"ltorch", "prims"})
 
 
+# The namespace of a traced `loss.backward()`'s region (frontend/training.py): its members
+# are the gradients' computation, which may call opaque backwards; it runs as one function
+# like a fusion region, and prints as a function of its own after the trace.
+BACKWARD = "autograd"
+
+
 def region_symbol(name: str, namespace: str = "inductor") -> Symbol:
     """A symbol for one region: `namespace` is the executor it is fused for."""
     return Symbol(name, namespace, tags=frozenset({Tag.REGION}), doc="a fusion region: its subsymbols run as one")
@@ -28,6 +34,15 @@ def region_symbol(name: str, namespace: str = "inductor") -> Symbol:
 
 def is_region(bsym: BoundSymbol) -> bool:
     return Tag.REGION in bsym.symbol.tags
+
+
+def is_backward(bsym: BoundSymbol) -> bool:
+    """Whether `bsym` is the region of a traced backward() call."""
+    return Tag.REGION in bsym.symbol.tags and bsym.symbol.namespace == BACKWARD
+
+
+def backward_regions(trace: Trace) -> list[BoundSymbol]:
+    return [b for b in trace.bsyms if is_backward(b)]
 
 
 def region_trace(bsym: BoundSymbol) -> Trace:
@@ -50,6 +65,8 @@ def region_problem(bsym: BoundSymbol) -> str | None:
     if bsym.kwargs:
         return f"region {bsym.symbol.qualname} takes keyword arguments"
     for member in bsym.subsymbols:
+        if is_backward(bsym) and not is_region(member):
+            continue  # a backward may call opaque backwards, and its members never have effects
         if member.symbol.namespace not in MODELLED or is_region(member):
             return f"region {bsym.symbol.qualname} holds {member.symbol.qualname}, which is not a modelled operation"
         for _, sub in walk([member]):

@@ -217,18 +217,25 @@ def entry_candidates(script: Script) -> dict[str, object]:
 
 
 def _helpers(script: Script, candidates: dict[str, object]) -> set[str]:
-    """Functions that other code of the script calls: helpers, not entries."""
+    """Functions that other code of the script calls: helpers, not entries. Also the
+    modules a candidate function uses (a training step's model): parts of it."""
     referenced: set[str] = set()
+    used_by_candidates: set[str] = set()
     for name, obj in script.namespace.items():
         if name in _NOT_ENTRIES:
             continue
         if isinstance(obj, types.FunctionType) and _defined_here(obj, script):
-            referenced |= referenced_names(unwrapped(obj).__code__) - {name}
+            names = referenced_names(unwrapped(obj).__code__) - {name}
+            referenced |= names
+            if name in candidates:
+                used_by_candidates |= names
         elif isinstance(obj, type):
             for attr in vars(obj).values():
                 if isinstance(attr, types.FunctionType) and _defined_here(attr, script):
                     referenced |= referenced_names(attr.__code__)
-    return {n for n, obj in candidates.items() if n in referenced and isinstance(obj, types.FunctionType)}
+    helpers = {n for n, obj in candidates.items() if n in referenced and isinstance(obj, types.FunctionType)}
+    return helpers | {n for n, obj in candidates.items()
+                      if n in used_by_candidates and isinstance(obj, torch.nn.Module)}
 
 
 def _called_names(nodes) -> list[str]:

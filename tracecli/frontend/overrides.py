@@ -130,15 +130,25 @@ def _refusing_transform(name: str, original: Callable) -> Callable:
 
 _REFUSING_TRANSFORMS = {name: _refusing_transform(name, fn) for name, fn in _FUNCTION_TRANSFORMS.items()}
 
-# Backward passes through torch's autograd: not traced yet (the grad transform works on a
-# traced forward from Python); refused by name rather than by autograd's own complaint.
+# `loss.backward()` reaches the tracer's mode by itself (frontend/training.py);
+# torch.autograd.backward does not ask for __torch_function__: its stand-in does.
+AUTOGRAD_BACKWARD = torch.autograd.backward
+
+
+def _autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+                       inputs=None):
+    relevant = tuple(tensors) if isinstance(tensors, (tuple, list)) else (tensors,)
+    return handle_torch_function(AUTOGRAD_BACKWARD, relevant, tensors, grad_tensors, retain_graph=retain_graph,
+                                 create_graph=create_graph, inputs=inputs)
+
+
+# torch.autograd.grad returns gradients instead of accumulating them: not traced yet, and
+# refused by name rather than by autograd's own complaint.
 _REFUSING_AUTOGRAD = [
-    (owner, name, _refusing_traced(
-        f"{spelling} is not traced yet: training steps (forward and backward) cannot be traced from a script; "
-        "from Python, tracecli.passes.grad.grad_transform differentiates a traced forward", getattr(owner, name)))
-    for owner, name, spelling in ((torch.Tensor, "backward", "Tensor.backward()"),
-                                  (torch.autograd, "backward", "torch.autograd.backward"),
-                                  (torch.autograd, "grad", "torch.autograd.grad"))
+    (torch.autograd, "grad", _refusing_traced(
+        "torch.autograd.grad is not traced yet; use loss.backward() and read the parameters' .grad",
+        torch.autograd.grad)),
+    (torch.autograd, "backward", _autograd_backward),
 ]
 
 

@@ -43,11 +43,12 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
-from tracecli.frontend.overrides import DEFAULT_DTYPE_REFUSAL, tracing_overrides
+from tracecli.frontend.overrides import AUTOGRAD_BACKWARD, DEFAULT_DTYPE_REFUSAL, tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
+from tracecli.frontend.training import Training, TrainingError, optimizer_state_kept
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -131,6 +132,7 @@ class _Tracer:
         self.homes: list[tuple[torch.Tensor, Callable]] = []  # captured tensor, how to find where it was found
         self.in_torch_call = 0
         self.aliasing = Aliasing()
+        self.training = Training(self)
         self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
@@ -193,10 +195,19 @@ class _Tracer:
     def _leaf_proxy(self, obj):
         return self.proxy(obj) if isinstance(obj, TensorValue) else obj
 
-    def lift(self, tensor: torch.Tensor) -> TensorValue:
+    def value_of(self, obj) -> TensorValue | None:
+        """The value a tensor the user's code holds stands for now (None: a real tensor
+        the trace has not read)."""
+        if isinstance(obj, TensorProxy):
+            return self._leaf_value(obj)
+        return self.known.get(id(obj)) if isinstance(obj, torch.Tensor) else None
+
+    def lift(self, tensor: torch.Tensor, hint: str | None = None, home: Callable | None = None) -> TensorValue:
         """A real tensor the entry reads from outside itself (a global, a closure, the
-        weights of a module it did not get as its entry): an input of the trace."""
-        hint, home = _captured_name(tensor)
+        weights of a module it did not get as its entry): an input of the trace. `hint`
+        and `home`: its name and where to find it again, when the caller knows them."""
+        if hint is None:
+            hint, home = _captured_name(tensor)
         unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
         if unstrided:
             raise _error_at_user_line(unstrided)
@@ -207,6 +218,7 @@ class _Tracer:
         value = TensorValue(name, t.shape, t.dtype, t.device)
         self.lifted.append((value, tensor))
         self.stand_for(tensor, value)
+        self.training.input(value, tensor)
         return value
 
     def stand_for(self, tensor: torch.Tensor, value: TensorValue) -> None:
@@ -245,13 +257,13 @@ class _Tracer:
 
     def _refreshed(self, proxy: TensorProxy) -> TensorValue:
         try:
-            value = self.aliasing.refreshed(proxy.value, self._record_top)
+            value = self.aliasing.refreshed(proxy.value, self.record_top)
         except AliasError as exc:
             raise _error_at_user_line(str(exc)) from exc
         self._rebind(proxy.value, value)
         return value
 
-    def _record_top(self, sym: Symbol, args: tuple, kwargs: dict):
+    def record_top(self, sym: Symbol, args: tuple, kwargs: dict):
         """Record a call of our own at the top level (a write back into a base, a view
         taken again), following the views and writes it makes as the user's are."""
         start = len(self.recorder.bsyms)
@@ -262,16 +274,18 @@ class _Tracer:
     def _after_top_level(self, start: int) -> None:
         """Follow views and in-place writes among the bound symbols just recorded (the
         writes back into bases that those make are recorded and followed on the way)."""
+        self.training.recorded(self.recorder.bsyms[start:])
         for bsym in self.recorder.bsyms[start:]:
             try:
                 written = self.aliasing.note(bsym)
                 if written is not None:
                     self._rebind(*written)
-                    self.aliasing.written(*written, self._record_top)
+                    self.aliasing.written(*written, self.record_top)
             except AliasError as exc:
                 raise _error_at_user_line(str(exc)) from exc
 
     def _rebind(self, old: TensorValue, new: TensorValue) -> None:
+        self.training.rebound(old, new)
         proxy = self.proxies.pop(old.name, None)
         if proxy is not None:
             # The user's tensor object now stands for the new value.
@@ -330,6 +344,8 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
+        if kind in _TRAINING_CALLS:
+            return self._training_call(kind, args, kwargs)
         if kind == "metadata" and self.env is not None:
             answer = self._symbolic_metadata(func, args, kwargs)
             if answer is not _NOT_SYMBOLIC:
@@ -392,6 +408,32 @@ class _Tracer:
         out = self._record(opaque_symbol(func), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
+
+
+    def _training_call(self, kind: str, args: tuple, kwargs: dict):
+        """`p.grad`, `p.grad = g`, `loss.backward()` (frontend/training.py)."""
+        try:
+            if kind == "grad-get":
+                return self.training.get_grad(args[0])
+            if kind == "grad-set":
+                return self.training.set_grad(args[0], args[1])
+            tensors, gradient = args[0], kwargs.get("gradient", kwargs.get("grad_tensors"))
+            if len(args) > 1:
+                gradient = args[1]
+            if kwargs.get("create_graph"):
+                raise TrainingError("backward(create_graph=True) is not traced: the backward's own gradients "
+                                    "(higher-order derivatives) are not modelled")
+            return self.training.backward(tensors, gradient, kwargs.get("inputs"))
+        except TrainingError as exc:
+            raise _error_at_user_line(str(exc)) from exc
+
+
+# Calls about autograd's state that the tracer answers itself (frontend/training.py).
+_resolved[torch.Tensor.grad.__get__] = ("grad-get", None)
+_resolved[torch.Tensor.grad.__set__] = ("grad-set", None)
+_resolved[torch.Tensor.backward] = ("backward", None)
+_resolved[AUTOGRAD_BACKWARD] = ("backward", None)
+_TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward"})
 
 
 def _call_name(func) -> str:
@@ -576,6 +618,7 @@ def trace_callable(
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())
+            tracer.training.input(value, obj)
     # The entry is called exactly as the user's inputs would call it (defaults stay
     # implicit: decorators that inject keyword arguments must still see them missing),
     # with each input tensor replaced by its proxy.
@@ -602,6 +645,7 @@ def trace_callable(
                 input_values.append(value)
                 input_objs.append(tensor)
                 tracer.stand_for(tensor, value)
+                tracer.training.input(value, tensor)
             module_state.append((owner_dict, key, tensor))
             owner_dict[key] = tracer.proxy(value)
 
@@ -609,9 +653,10 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes:
+        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes, optimizer_state_kept():
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
+            tracer.training.finish()
         drawn = _python_rng_drawn(drawn_before)
         if drawn:
             raise _error_at_entry(

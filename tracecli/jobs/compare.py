@@ -17,6 +17,7 @@ from tracecli.core.pytree import tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.tracer import TracedProgram
+from tracecli.jobs.steps import EagerSteps, grads_set, trains
 from tracecli.ops import prims
 from tracecli.ops.torch_bridge import TO_TORCH
 
@@ -242,8 +243,16 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _clone(obj):
-    return tree_map(lambda leaf: leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf, obj)
+def _clone(obj, requires_grad: bool = True):
+    """A copy of each tensor: a leaf of its own, requiring grad as the original did
+    (unless `requires_grad` is False)."""
+    def copy(leaf):
+        if not isinstance(leaf, torch.Tensor):
+            return leaf
+        made = leaf.detach().clone()
+        return made.requires_grad_() if requires_grad and leaf.requires_grad else made
+
+    return tree_map(copy, obj)
 
 
 @contextmanager
@@ -296,12 +305,17 @@ def check_against_eager(
     saved = [_clone(t) for t in state]
     torch.manual_seed(seed)
     args, kwargs = _clone(eager_args), _clone(eager_kwargs)
-    with torch.no_grad():
+    # A training step runs its backward with autograd on; anything else runs without.
+    training = trains(program.trace)
+    grad_mode = (lambda: EagerSteps(state)) if training else torch.no_grad
+    with grad_mode():
         expected = eager(*args, **kwargs)
-    eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
+        eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
+        eager_grads = [_clone(t.grad) for t in program.inputs_for(args, kwargs)] if training else []
     _restore(state, saved)
     torch.manual_seed(seed)
-    compiled_inputs = _clone(program.inputs if inputs is None else inputs)
+    # The trace runs its backward itself: its inputs need no autograd of their own.
+    compiled_inputs = _clone(program.inputs if inputs is None else inputs, requires_grad=False)
     with torch.no_grad():
         _sync(device)
         start = time.perf_counter()
@@ -324,15 +338,26 @@ def check_against_eager(
             values = final.get(value.name) not in empty
             report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
                                                fused=fused))
+    for i in grads_set(trace) if training else ():
+        report.gradients.append(_compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad))
     if repeat:
         # The script's own output was shown once, by the eager run above; the timed runs
         # work on copies, and the state the eager ones change is put back.
-        with torch.no_grad(), quiet():
+        with grad_mode(), quiet():
             times = time_calls({"eager": lambda: eager(*args, **kwargs),
                                 "compiled": lambda: compiled(*compiled_inputs)}, device, repeat)
         report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
         _restore(state, saved)
     return report
+
+
+def _compare_grad(name: str, eager, compiled) -> OutputCheck:
+    if eager is None or compiled is None:
+        left = "eager" if compiled is not None else "the trace"
+        if eager is None and compiled is None:
+            return OutputCheck(name, None, None, True)
+        return OutputCheck(name, None, None, False, problem=f"{left} left it None")
+    return compare_outputs([name], [eager], [compiled], gradients=True)[0]
 
 
 def _structure(obj: object) -> str:

@@ -70,6 +70,26 @@ def _log_softmax(g, out, x, dim, dtype):
     return (to_dtype(grad, x.dtype),)
 
 
+@backward(ltorch.linear)
+def _linear(g, out, x, weight, bias=None):
+    # out = x @ weight.T + bias over x's leading dims: one rule reads as the layer does,
+    # where its prims' would transpose, broadcast and reduce step by step.
+    if weight.ndim != 2 or x.ndim == 0:
+        raise NotDifferentiable("linear with a weight that is not a matrix: its gradient is not modelled yet")
+    if len({x.dtype, weight.dtype, g.dtype} | ({bias.dtype} if bias is not None else set())) != 1:
+        raise NotDifferentiable("linear of mixed dtypes (autocast's casts come before it): not modelled yet")
+    grad_x = ltorch.matmul(g, weight)
+    if x.ndim == 1:
+        grad_weight = ltorch.mul(ltorch.unsqueeze(g, 1), ltorch.unsqueeze(x, 0))
+        grad_bias = g
+    else:
+        rows = ltorch.reshape(g, (-1, weight.shape[0])) if g.ndim != 2 else g
+        inputs = ltorch.reshape(x, (-1, weight.shape[1])) if x.ndim != 2 else x
+        grad_weight = ltorch.matmul(ltorch.transpose(rows, 0, 1), inputs)
+        grad_bias = ltorch.sum(rows, 0)
+    return grad_x, grad_weight, grad_bias if bias is not None else None
+
+
 @backward(ltorch.embedding)
 def _embedding(g, out, x, weight, padding_idx):
     # The padding row gets no gradient in torch, whatever looked it up.

@@ -232,13 +232,27 @@ def _addc(prim, op: str):
     return apply
 
 
-@symbol(torch.addcmul, methods=("addcmul",), autocast=_CUDA_PROMOTE)
+def _with_tensor_value(op: str):
+    """torch takes a number `value` only; code written for torch.compile passes a 0-d
+    tensor there (Adam's step size, computed from its step count under compilation),
+    which the trace spells as the multiply, divide and add it stands for."""
+
+    def adapter(input, tensor1, tensor2, *, value=1):
+        if not is_tensor(value):
+            return (addcmul if op == "addcmul" else addcdiv)(input, tensor1, tensor2, value=value)
+        combined = ew.mul(tensor1, tensor2) if op == "addcmul" else ew.true_divide(tensor1, tensor2)
+        return ew.add(input, ew.mul(combined, value))
+
+    return adapter
+
+
+@symbol(torch.addcmul, methods=("addcmul",), autocast=_CUDA_PROMOTE, adapter=_with_tensor_value("addcmul"))
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2"""
     return _addc(prims.mul, "addcmul")(input, tensor1, tensor2, value=value)
 
 
-@symbol(torch.addcdiv, methods=("addcdiv",), autocast=_CUDA_PROMOTE)
+@symbol(torch.addcdiv, methods=("addcdiv",), autocast=_CUDA_PROMOTE, adapter=_with_tensor_value("addcdiv"))
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (in floating point only)"""
     if all(is_tensor(t) and t.dtype.kind in ("bool", "int") for t in (tensor1, tensor2)):

@@ -11,6 +11,7 @@ printed code (`prims.mul(x, y)`) resolves here.
 """
 
 from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
+    autograd,
     checks,
     conv,
     conversions,

@@ -1,0 +1,273 @@
+"""Training steps while tracing: `loss.backward()`, `.grad` and optimizers.
+
+A tensor the entry gets (an input, a module's parameter, a captured tensor) is a leaf, and
+one that requires grad is differentiated by a backward. The tracer keeps each leaf's
+gradient as a value of the trace: `p.grad` reads it, `p.grad = g` and `opt.zero_grad()`
+set it, and `loss.backward()` adds the backward's gradients to it, as autograd
+accumulates them.
+
+At `loss.backward()` the bound symbols recorded so far are differentiated
+(frontend/autodiff.py) with respect to every leaf, and the backward is recorded as one
+region at the backward() line: `(grad_w, grad_b) = autograd.backward0(loss, x, t3, ...)`,
+its members the gradients' computation. An optimizer step then reads the gradients and
+updates the parameters in place like any other code. When the entry returns, each leaf
+whose gradient changed gets an `ltorch.set_grad(p, grad_p)`: the compiled trace leaves
+`.grad` where eager does.
+
+Values computed with autograd off (`torch.no_grad()`, an optimizer's step, a backward)
+pass no gradient on, as in eager. An optimizer fills its state (Adam's moments) on its
+first step; tracing must not leave traced tensors there, so `optimizer_state_kept()`
+puts every stepped optimizer's state back as it was.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from tracecli.core.regions import BACKWARD, region_symbol
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.values import TensorValue
+from tracecli.frontend.autodiff import GradError, differentiate
+from tracecli.frontend.source import location_of, user_frame
+from tracecli.ops import ltorch
+
+
+_UNSET = object()
+
+class TrainingError(Exception):
+    """A training-step construct tracing does not follow; the tracer puts it at the user's line."""
+
+class Training:
+    """The leaves and their gradients while one entry is traced."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+        self.leaf_of: dict[str, str] = {}  # a leaf's value now -> the leaf (its input's name)
+        self.now: dict[str, TensorValue] = {}  # leaf -> its value now
+        self.inputs: dict[str, TensorValue] = {}  # leaf -> its input: the tensor object at run time
+        self.objects: dict[str, torch.Tensor] = {}  # leaf -> the real tensor
+        self.requires: list[str] = []  # the leaves that require grad, in input order
+        self.grads: dict[str, TensorValue | None] = {}  # leaf -> its gradient now, once the trace set or read it
+        self.initial: dict[str, TensorValue | None] = {}  # leaf -> its gradient when the call began
+        self.set_at: dict[str, object] = {}  # leaf -> the line that last set its gradient
+        self.grad_of: dict[str, str] = {}  # a gradient's value -> its leaf
+        self.no_grad: set[str] = set()  # values computed with autograd off
+        self.backwards = 0
+
+    # -- what the tracer tells it ------------------------------------------------------
+
+    def input(self, value: TensorValue, tensor: torch.Tensor) -> None:
+        self.leaf_of[value.name] = value.name
+        self.now[value.name] = self.inputs[value.name] = value
+        self.objects[value.name] = tensor
+        if tensor.requires_grad and tensor.is_leaf:
+            self.requires.append(value.name)
+
+    def rebound(self, old: TensorValue, new: TensorValue) -> None:
+        leaf = self.leaf_of.pop(old.name, None)
+        if leaf is not None:
+            self.leaf_of[new.name] = leaf
+            self.now[leaf] = new
+        # A gradient written in place (clip_grad_norm_ scales them): `.grad` is the new value.
+        leaf = self.grad_of.pop(old.name, None)
+        if leaf is not None:
+            self._set(leaf, new)
+
+    def recorded(self, bsyms: list[BoundSymbol]) -> None:
+        if not torch.is_grad_enabled():
+            for bsym in bsyms:
+                self.no_grad.update(v.name for v in bsym.output_values())
+
+    # -- the user's calls ----------------------------------------------------------------
+
+    def leaf(self, tensor) -> str | None:
+        value = self.tracer.value_of(tensor)
+        return None if value is None else self.leaf_of.get(value.name)
+
+    def get_grad(self, tensor):
+        leaf = self.leaf(tensor)
+        if leaf is None:
+            if self.tracer.value_of(tensor) is None:
+                return _real_grad(tensor)
+            return None  # a tensor computed in the step: autograd keeps no .grad for it
+        grad = self._grad(leaf)
+        return None if grad is None else self.tracer.proxy(grad)
+
+    def set_grad(self, tensor, grad) -> None:
+        leaf = self.leaf(tensor)
+        if leaf is None:
+            if self.tracer.value_of(tensor) is None:
+                _set_real_grad(tensor, grad)
+                return
+            raise TrainingError("setting .grad of a tensor computed in the traced step is not traced; "
+                                "set the .grad of parameters and inputs that require grad")
+        self._grad(leaf)  # what it was when the call began, before it is replaced
+        value = None if grad is None else self.tracer.to_values(grad)
+        if value is not None and not isinstance(value, TensorValue):
+            raise TrainingError(f"assigned grad expected to be a Tensor or None, got {type(grad).__name__}")
+        self._set(leaf, value)
+        self.set_at[leaf] = _here()
+
+    def backward(self, tensors, gradients, inputs=None) -> None:
+        if inputs is not None:
+            raise TrainingError("backward(inputs=...) is not traced yet; call backward() without it")
+        tensors = list(tensors) if isinstance(tensors, (tuple, list)) else [tensors]
+        if gradients is None or isinstance(gradients, torch.Tensor):
+            gradients = [gradients] * len(tensors) if gradients is None else [gradients]
+        outputs = [self.tracer.to_values(t) for t in tensors]
+        seeds = [None if g is None else self.tracer.to_values(g) for g in gradients]
+        for output, seed in zip(outputs, seeds, strict=True):
+            if not isinstance(output, TensorValue):
+                raise TrainingError("backward() of something that is not a tensor")
+            if seed is None and output.shape and any(d != 1 for d in output.shape):
+                raise TrainingError(f"backward() of a {output.dtype.short}{list(output.shape)} tensor needs "
+                                    "gradient=: a gradient can be implied only for a one-element output, as in eager")
+            if output.name in self.no_grad or not self._reached(output):
+                raise TrainingError("backward() of a tensor that does not require grad: no parameter or input "
+                                    "that requires grad reaches it (element 0 of tensors does not require grad)")
+        leaves = self.requires
+        frame = user_frame(sys._getframe(2))
+        names = [_variable_of(frame, t) for t in tensors]
+        recorder = self.tracer.recorder
+        try:
+            made = differentiate(
+                list(recorder.bsyms), outputs, seeds, [self.now[leaf] for leaf in leaves], self.tracer.registry,
+                stop=frozenset(self.no_grad), leaf_names={self.now[leaf].name: leaf for leaf in leaves},
+                seed_names=[name or output.name for name, output in zip(names, outputs, strict=True)])
+        except GradError as exc:
+            raise TrainingError(f"loss.backward(): {exc}") from exc
+        recorder.bsyms[:] = made.forward
+        source = location_of(frame) if frame is not None else None
+        grads = dict(zip(leaves, made.gradients, strict=True))
+        defined_at = {v.name: i for i, b in enumerate(made.forward) for v in b.output_values()}
+        region = _region(made.backward, self.backwards, grads, source, recorder.module_scope(), defined_at)
+        self.backwards += 1
+        if region is not None:
+            recorder.bsyms.append(region)
+            self.no_grad.update(v.name for v in region.output_values())
+        for leaf, grad in grads.items():
+            if grad is None:
+                continue  # no gradient reaches it: its .grad stays as it was, as in eager
+            known = self._grad(leaf)
+            if known is not None:
+                grad = self.tracer.record_top(ltorch.add, (known, grad), {})
+                self.no_grad.add(grad.name)
+            self._set(leaf, grad)
+            self.set_at[leaf] = source
+
+    def finish(self) -> None:
+        """Leave each changed `.grad` as the step left it: one `ltorch.set_grad` a leaf."""
+        recorder = self.tracer.recorder
+        for leaf, grad in self.grads.items():
+            if grad is self.initial.get(leaf, _UNSET):
+                continue
+            start = len(recorder.bsyms)
+            self.tracer.record_top(ltorch.set_grad, (self.inputs[leaf], grad), {})
+            recorder.bsyms[start:] = [b.replace(source=self.set_at.get(leaf), scope="") for b in recorder.bsyms[start:]]
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _grad(self, leaf: str) -> TensorValue | None:
+        """The leaf's gradient now: the real tensor's own .grad (a captured input) until
+        the trace sets it."""
+        if leaf not in self.grads:
+            real = _real_grad(self.objects[leaf])
+            value = None if real is None else self.tracer.lift(real, hint=f"{leaf}_grad",
+                                                              home=lambda t=self.objects[leaf]: t.grad)
+            self._set(leaf, value)
+            self.initial[leaf] = value
+        return self.grads[leaf]
+
+    def _set(self, leaf: str, grad: TensorValue | None) -> None:
+        old = self.grads.get(leaf)
+        if old is not None:
+            self.grad_of.pop(old.name, None)
+        self.grads[leaf] = grad
+        if grad is not None:
+            self.grad_of[grad.name] = leaf
+
+    def _reached(self, output: TensorValue) -> bool:
+        reach = {self.now[leaf].name for leaf in self.requires}
+        for bsym in self.tracer.recorder.bsyms:
+            outs = bsym.output_values()
+            if any(v.name in reach for v in bsym.arg_values()) and not any(v.name in self.no_grad for v in outs):
+                reach.update(v.name for v in outs)
+        return output.name in reach
+
+def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, scope: str,
+            defined_at: dict[str, int]) -> BoundSymbol | None:
+    """The backward as one region: its arguments the values its members read from
+    outside (inputs first, then in the order the forward made them), its outputs the
+    gradients they make."""
+    if not members:
+        return None
+    produced: set[str] = set()
+    args: dict[str, object] = {}
+    for member in members:
+        for value in member.arg_values():
+            if value.name not in produced:
+                args.setdefault(value.name, value)
+        produced.update(o.name for o in member.output_values())
+    args = dict(sorted(args.items(), key=lambda item: defined_at.get(item[0], -1)))
+    outputs = list({g.name: g for g in grads.values() if g is not None and g.name in produced}.values())
+    if not outputs:
+        return None
+    output = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    return BoundSymbol(region_symbol(f"backward{index}", BACKWARD), tuple(args.values()), (), output,
+                       members, source=source, scope=scope)
+
+def _variable_of(frame, tensor) -> str | None:
+    """The name of the user's variable holding `tensor` at the backward() line."""
+    if frame is None:
+        return None
+    for name, obj in frame.f_locals.items():
+        if obj is tensor and name.isidentifier():
+            return name
+    return None
+
+def _here():
+    frame = user_frame(sys._getframe(2))
+    return location_of(frame) if frame is not None else None
+
+def _real_grad(tensor: torch.Tensor):
+    with torch._C.DisableTorchFunction():
+        return tensor.grad
+
+def _set_real_grad(tensor: torch.Tensor, grad) -> None:
+    with torch._C.DisableTorchFunction():
+        tensor.grad = grad
+
+@contextmanager
+def optimizer_state_kept(copy: Callable = lambda obj: obj) -> Iterator[None]:
+    """Put each optimizer that steps inside back as it was before its first step: its
+    per-parameter state dicts (`copy` makes what is kept of each value: tensors are
+    copied when the steps inside really run)."""
+    kept: dict[int, tuple] = {}
+
+    def before_step(optimizer, args, kwargs) -> None:
+        if id(optimizer) not in kept:
+            states = {param: {k: (v, copy(v)) for k, v in state.items()} for param, state in optimizer.state.items()}
+            kept[id(optimizer)] = (optimizer, states)
+
+    handle = register_optimizer_step_pre_hook(before_step)
+    try:
+        yield
+    finally:
+        handle.remove()
+        for optimizer, states in kept.values():
+            optimizer.state.clear()
+            for param, state in states.items():
+                optimizer.state[param] = {k: _put_back(v, c) for k, (v, c) in state.items()}
+
+def _put_back(original, saved):
+    if isinstance(original, torch.Tensor) and saved is not original:
+        with torch.no_grad(), torch._C.DisableTorchFunction():
+            original.copy_(saved)
+    return original
+
+__all__ = ["Training", "TrainingError", "optimizer_state_kept"]

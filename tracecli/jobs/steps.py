@@ -1,0 +1,60 @@
+"""Checking a training step: what it changes besides its outputs and the tensors it
+writes in place, namely each leaf's `.grad` and the state of its optimizers.
+
+Eager runs the step with autograd on; its arguments are copied with their
+`requires_grad`. Whatever the eager run changes is put back afterwards, as for a
+module's weights: the `.grad` of the real parameters (in place, when one existed, since
+a trace may read it) and every optimizer that stepped (frontend/training.py).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, ExitStack
+
+import torch
+
+from tracecli.core.regions import is_backward
+from tracecli.core.trace import Trace
+from tracecli.frontend.training import optimizer_state_kept
+from tracecli.ops import ltorch
+
+
+def trains(trace: Trace) -> bool:
+    """Whether the trace is a training step: it runs a backward or sets a `.grad`."""
+    return any(b.symbol is ltorch.set_grad or is_backward(b) for b in trace.bsyms)
+
+
+def grads_set(trace: Trace) -> list[int]:
+    """The positions of the inputs whose `.grad` the trace sets, in input order."""
+    names = {b.args[0].name for b in trace.bsyms if b.symbol is ltorch.set_grad}
+    return [i for i, value in enumerate(trace.inputs) if value.name in names]
+
+
+def _copy(obj):
+    return obj.detach().clone() if isinstance(obj, torch.Tensor) else obj
+
+
+class EagerSteps(AbstractContextManager):
+    """While open, eager calls of a training step may change `.grad` of `tensors` and any
+    optimizer's state: all of it is as it was once closed."""
+
+    def __init__(self, tensors: list):
+        self.kept = [(t, t.grad, _copy(t.grad)) for t in tensors if isinstance(t, torch.Tensor)]
+        self.stack = ExitStack()
+
+    def __enter__(self):
+        self.stack.enter_context(optimizer_state_kept(copy=_copy))
+        self.stack.enter_context(torch.enable_grad())
+        return self
+
+    def __exit__(self, *exc):
+        self.stack.close()
+        with torch.no_grad():
+            for tensor, grad, copy in self.kept:
+                if grad is not None:
+                    grad.copy_(copy)
+                tensor.grad = grad
+        return False
+
+
+__all__ = ["EagerSteps", "grads_set", "trains"]
