@@ -48,7 +48,6 @@ from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
-from tracecli.frontend.training import Training, TrainingError, optimizer_state_kept
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -59,6 +58,7 @@ from tracecli.frontend.symbolic import (
     locate,
     symbolic_inputs,
 )
+from tracecli.frontend.training import Training, TrainingError, optimizer_state_kept
 from tracecli.ops import ltorch, torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol

@@ -36,7 +36,6 @@ from tracecli.frontend.autodiff import GradError, differentiate
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
 
-
 _UNSET = object()
 
 class TrainingError(Exception):

@@ -8,8 +8,8 @@ its prims counterpart (`ltorch.cumsum` in reductions.py, as `prims.cumsum`).
 
 from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     activations,
-    autograd,
     attention,
+    autograd,
     checks,
     conv,
     conversions,
