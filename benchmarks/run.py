@@ -31,6 +31,7 @@ from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
 from symbolic_bench import bench_symbolic, print_symbolic
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds, time_once
+from training_bench import bench_training, print_training
 from verify_bench import VerifyRow, bench_verify, print_verify
 
 from tracecli.core.printing import format_trace
@@ -289,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         print_symbolic(bench_symbolic(Path(tmp), 3 if args.quick else 7, clock))
     executors = bench_executors(3 if args.quick else 7)
     print_executors(executors)
+    print_training(bench_training(1 if args.quick else 3))
     print_summary(tracing, execution, passes, verifying, executor_targets(executors))
     return 0
 

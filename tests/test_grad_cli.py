@@ -111,7 +111,7 @@ def test_show_picks_the_forward_or_the_backward(cli, tmp_path):
     assert "def loss_fn_backward(" in backward and "def loss_fn(" not in backward
     forward = cli("trace", script, "--grad", "--show", "forward", "--depth", "0", "--color", "never").stdout
     assert "def loss_fn(" in forward and "_backward" not in forward
-    assert_user_error(cli("trace", script, "--show", "backward"), "--show backward needs --grad")
+    assert_user_error(cli("trace", script, "--show", "backward"), "--show backward needs a backward: --grad, or an entry that calls loss.backward()")
 
 
 def test_diff_shows_the_passes_at_work_on_the_backward(cli, tmp_path):

@@ -97,10 +97,16 @@ def test_metadata_reads_record_nothing():
 
 def test_identity_operations_record_nothing():
     def f(x):
-        return x.float().reshape(2, 3).detach()
+        return x.float().reshape(2, 3)
 
     trace = traced(f, torch.randn(2, 3)).trace
     assert trace.bsyms == () and trace.output is trace.inputs[0]
+
+
+def test_detach_is_an_op_because_gradients_stop_there():
+    # A training step's backward must not flow through it (tests/test_training.py).
+    trace = traced(lambda x: x.detach(), torch.randn(2, 3)).trace
+    assert [b.symbol.qualname for b in trace.bsyms] == ["ltorch.detach"]
 
 
 def test_contiguous_is_an_op_because_it_may_copy():

@@ -103,7 +103,7 @@ EXPECTED_FAMILIES = _by_name({
     "factories": "zeros ones full arange rand randn rand_like randn_like zeros_like ones_like manual_seed get_rng_state "
                  "set_rng_state empty "
                  "empty_like full_like scalar_tensor eye tensor linspace logspace randint randint_like randperm normal",
-    "conversions": "to clone contiguous",
+    "conversions": "to clone contiguous detach",
     "nn": "embedding dropout layer_norm rms_norm batch_norm group_norm instance_norm local_response_norm normalize",
     "conv": "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d im2col",
     "pooling": "max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d "

@@ -68,7 +68,7 @@ def test_views_are_declared_on_their_ops():
     views = {name for name, sym in ltorch.ALL.items() if Tag.VIEW in sym.tags}
     assert views == {
         "reshape", "permute", "transpose", "unsqueeze", "squeeze", "expand", "getitem", "narrow", "split", "chunk",
-        "unbind", "unflatten", "einsum", "select", "diagonal", "unfold", "ravel", "contiguous", "linalg_diagonal",
+        "unbind", "unflatten", "einsum", "select", "diagonal", "unfold", "ravel", "contiguous", "linalg_diagonal", "detach",
     }
 
 

@@ -65,13 +65,13 @@ def _command(command: str, target, device, inputs, passes, pass_files, no_verify
              all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None,
              executor_files: list[str] | None = None, grad: bool = False, show: opt.Show = opt.Show.all):
     def work():
-        opt.check_show(show, grad)
         opt.load_executors(executor_files)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
                         executor=executor, script_args=script_args, repeat=repeat, dynamic=dynamic, sizes=sizes,
                         grad=grad)
+        opt.check_show(show, grad, job)
         return job, levels
 
     job, levels = opt.guarded(debug, color, work)

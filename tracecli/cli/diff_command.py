@@ -48,7 +48,6 @@ def diff(
         given = {"--text": text, "--side-by-side": side_by_side, "--stat": stat, "--each": each,
                  "--format json": fmt is opt.Format.json}
         opt.refuse_conflicts(given, CONFLICTS)
-        opt.check_show(show, grad)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         if not steps:
@@ -59,6 +58,7 @@ def diff(
             job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
                                steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic,
                                grad=grad)
+        opt.check_show(show, grad, job)
         report = DiffReport(job, levels, DiffLayout(each, side_by_side, stat, text), all_traces,
                             opt.offered(opt.DYNAMIC), show.value)
         if save is not None:

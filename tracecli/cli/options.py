@@ -89,7 +89,8 @@ Grad = Annotated[
                                      "against eager autograd."),
 ]
 ShowOpt = Annotated[
-    Show, typer.Option("--show", help="With --grad: print the forward, the backward, or all (both, the default)."),
+    Show, typer.Option("--show", help="With --grad or a training step: print the forward, the backward, or all "
+                                      "(both, the default)."),
 ]
 Repeat = Annotated[
     int, typer.Option("--repeat", metavar="N", min=1,
@@ -166,9 +167,14 @@ def announce_entry(job: JobResult, color: Color) -> None:
         )
 
 
-def check_show(show: Show, grad: bool) -> None:
-    if show is not Show.all and not grad:
-        raise UserError(f"--show {show.value} needs --grad: without it there is one trace, the forward")
+def check_show(show: Show, grad: bool, job=None) -> None:
+    """`--show` needs a backward: --grad's, or (once traced) a training step's own."""
+    if show is Show.all or grad:
+        return
+    if job is not None and any(call.backward_stages for call in job.calls):
+        return
+    if job is not None:
+        raise UserError(f"--show {show.value} needs a backward: --grad, or an entry that calls loss.backward()")
 
 
 def load_executors(executor_files: list[str] | None) -> list[str]:

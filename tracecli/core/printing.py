@@ -27,8 +27,14 @@ def type_comment(value: TensorValue | NumberValue) -> str:
     if isinstance(value, TensorValue):
         dims = ", ".join(str(d) for d in value.shape)
         return f'"{value.device} {value.dtype.short}[{dims}]"'
-    shown = value.value if not isinstance(value.value, str) else repr(value.value)
+    shown = str(value.value) if not isinstance(value.value, str) else repr(value.value)
+    if "\n" in shown or len(shown) > _LONGEST_SHOWN:
+        # A module or an optimizer given as an argument: its repr spans many lines.
+        return f'"{value.python_type}"'
     return f'"{value.python_type} {shown}"'
+
+
+_LONGEST_SHOWN = 80
 
 
 def format_constant(obj: object, bindings: Bindings | None = None) -> str:
@@ -180,33 +186,22 @@ def last_uses(trace: Trace) -> dict[int, list[str]]:
     return frees
 
 
-def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None,
-                 part: str = "all") -> str:
-    """The trace text. `depth` is how many subsymbol levels to show (math.inf: all).
-    `bindings` (from `Bindings.for_trace` with the same `codegen`) lets the caller bind
-    the names the text uses; by default the trace's own are made. A training step's
-    backward regions follow the trace as functions of their own; `part`: "forward" for
-    the trace alone, "backward" for those functions alone."""
-    if part == "backward":
-        return format_backward(trace, depth)
-    text = _format_function(trace, depth, codegen, bindings)
-    if codegen or part == "forward" or not backward_regions(trace):
-        return text
-    return text + "\n" + format_backward(trace, depth)
-
-
 def format_backward(trace: Trace, depth: float = 1) -> str:
-    """Each backward region of the trace as the function it runs, under the line of
-    its backward() call."""
+    """Each backward region of a training step as the function it runs, under the line
+    of its backward() call ('' when there is none). The trace itself shows the region
+    as a call: its members print here, not beneath it."""
     texts = []
     for bsym in backward_regions(trace):
         where = f" ({format_source(bsym).removeprefix('# ')})" if bsym.source is not None else ""
-        body = _format_function(region_trace(bsym), depth, False, None).split("\n", 1)[1]
+        body = format_trace(region_trace(bsym), depth).split("\n", 1)[1]
         texts.append(f"# {bsym.symbol.qualname}: the backward of {trace.name}{where}\n{body}")
     return "\n".join(texts)
 
 
-def _format_function(trace: Trace, depth: float, codegen: bool, bindings: Bindings | None) -> str:
+def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindings: Bindings | None = None) -> str:
+    """The trace text. `depth` is how many subsymbol levels to show (math.inf: all).
+    `bindings` (from `Bindings.for_trace` with the same `codegen`) lets the caller bind
+    the names the text uses; by default the trace's own are made."""
     if bindings is None:
         bindings = Bindings.for_trace(trace, codegen=codegen)
     lines: list[str] = []

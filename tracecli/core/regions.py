@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tracecli.core.symbol import EFFECT_TAGS, BoundSymbol, Symbol, Tag
-from tracecli.core.trace import Trace, walk
+from tracecli.core.trace import Trace, sizes_read, walk
 
 # Members are modelled operations: what an opaque call does is unknown to whoever fuses.
 MODELLED = frozenset({"ltorch", "prims"})
@@ -45,6 +45,22 @@ def backward_regions(trace: Trace) -> list[BoundSymbol]:
     return [b for b in trace.bsyms if is_backward(b)]
 
 
+def backward_trace(trace: Trace) -> Trace | None:
+    """A training step's backward as a trace of its own (every backward region's
+    members, in order): what `--show backward` and its diff show. None without one."""
+    regions = backward_regions(trace)
+    if not regions:
+        return None
+    if len(regions) == 1:
+        region = regions[0]
+        return Trace(f"{trace.name}_backward", tuple(region.arg_values()), region.subsymbols, region.output,
+                     info=trace.info, dims=trace.dims)
+    made = {v.name for r in regions for m in r.subsymbols for v in m.output_values()}
+    inputs = {v.name: v for r in regions for v in r.arg_values() if v.name not in made}
+    return Trace(f"{trace.name}_backward", tuple(inputs.values()), tuple(m for r in regions for m in r.subsymbols),
+                 tuple(r.output for r in regions), info=trace.info, dims=trace.dims)
+
+
 def region_trace(bsym: BoundSymbol) -> Trace:
     """The region as a function of its own: what an executor compiles."""
     return Trace(bsym.symbol.name, tuple(bsym.arg_values()), bsym.subsymbols, bsym.output)
@@ -58,6 +74,17 @@ def flatten_regions(bsyms) -> Iterator[BoundSymbol]:
             yield from flatten_regions(bsym.subsymbols)
         else:
             yield bsym
+
+
+def outside_reads(members) -> set[str]:
+    """The names of the values (and size symbols) `members` read that none of them makes."""
+    made: set[str] = set()
+    read: set[str] = set()
+    for member in members:
+        read.update(v.name for v in member.arg_values() if v.name not in made)
+        read.update(n for n in sizes_read(member) if n not in made)
+        made.update(v.name for v in member.output_values())
+    return read
 
 
 def region_problem(bsym: BoundSymbol) -> str | None:

@@ -20,7 +20,7 @@ import torch
 from tracecli.core.bindings import Bindings
 from tracecli.core.dims import Dim
 from tracecli.core.printing import format_trace
-from tracecli.core.regions import is_region
+from tracecli.core.regions import is_backward, is_region
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
@@ -60,8 +60,9 @@ def compile_region(region: Trace, globals_: dict | None = None) -> Callable:
 
 
 def fused(trace: Trace) -> Trace:
-    """The trace the executor runs: as given when it has regions (`-p fuse`), else fused."""
-    return trace if any(is_region(b) for b in trace.bsyms) else fuse(trace).trace
+    """The trace the executor runs: as given when it has fusion regions (`-p fuse`),
+    else fused. A training step's backward is a region too, compiled as one function."""
+    return trace if any(is_region(b) and not is_backward(b) for b in trace.bsyms) else fuse(trace).trace
 
 
 def _as_torch(symbol: Symbol) -> Callable | None:

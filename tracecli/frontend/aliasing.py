@@ -150,7 +150,7 @@ class Aliasing:
         if not self.contiguous.get(parent.name, False):
             return False
         name = bsym.symbol.name if bsym.symbol.namespace == "ltorch" else ""
-        if name in _RESHAPES or name == "contiguous":
+        if name in _RESHAPES or name in ("contiguous", "detach"):
             return True
         if name == "getitem":
             return _contiguous_region(parent, bsym.args[1])
@@ -192,7 +192,7 @@ class Aliasing:
                 return record(ltorch.setitem_, (parent, _piece_key(bsym, view.position, parent), new), {})
             if name in _RESHAPES:
                 return record(ltorch.copy_, (parent, record(ltorch.reshape, (new, parent.shape), {})), {})
-            if name == "contiguous":  # of a contiguous tensor: the tensor itself
+            if name in ("contiguous", "detach"):  # the tensor itself (contiguous: when it already was)
                 return record(ltorch.copy_, (parent, new), {})
             if name in ("permute", "transpose"):
                 order = _permutation(bsym, parent)

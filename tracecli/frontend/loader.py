@@ -286,6 +286,12 @@ def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[
         return name, obj, "given"
     if main_mode:
         pool = list(_main_mode_candidates(script))
+        functions = [n for n in pool if not is_module_class(script.namespace[n], script)]
+        if len(functions) == 1 and len(pool) > 1:
+            # A training loop builds its model and calls a step function with it: the step
+            # runs the model, and is what the user wants to see.
+            return functions[0], script.namespace[functions[0]], ("the function the script's main block calls "
+                                                                  "with the modules it builds")
         if len(pool) == 1:
             obj = script.namespace[pool[0]]
             if is_module_class(obj, script):

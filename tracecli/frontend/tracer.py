@@ -58,7 +58,7 @@ from tracecli.frontend.symbolic import (
     locate,
     symbolic_inputs,
 )
-from tracecli.frontend.training import Training, TrainingError, optimizer_state_kept
+from tracecli.frontend.training import Training, TrainingError
 from tracecli.ops import ltorch, torch_map
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
@@ -78,6 +78,12 @@ class TracedProgram:
     # Each captured tensor with a way to look where it was found: a later call reads the
     # same tensor only while it is still there.
     homes: list = field(default_factory=list)
+    # Settings the trace took as constants that a later call must find unchanged:
+    # (dict, key, value), an optimizer's param group's lr and kin.
+    settings: list = field(default_factory=list)
+    # An optimizer made its state inside the trace, which cannot store it back: the trace
+    # is a first step, and the script goes on with eager's.
+    first_step: bool = False
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
@@ -207,7 +213,7 @@ class _Tracer:
         weights of a module it did not get as its entry): an input of the trace. `hint`
         and `home`: its name and where to find it again, when the caller knows them."""
         if hint is None:
-            hint, home = _captured_name(tensor)
+            hint, home = self.training.names.get(id(tensor)) or _captured_name(tensor)
         unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
         if unstrided:
             raise _error_at_user_line(unstrided)
@@ -653,7 +659,7 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes, optimizer_state_kept():
+        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes, tracer.training.optimizers():
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()
@@ -704,7 +710,8 @@ def trace_callable(
     if env is not None:
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
-    return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes)
+    return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
+                         tracer.training.settings, tracer.training.first_step)
 
 
 stop_search_at(trace_callable.__code__)

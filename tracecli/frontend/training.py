@@ -15,9 +15,17 @@ whose gradient changed gets an `ltorch.set_grad(p, grad_p)`: the compiled trace 
 `.grad` where eager does.
 
 Values computed with autograd off (`torch.no_grad()`, an optimizer's step, a backward)
-pass no gradient on, as in eager. An optimizer fills its state (Adam's moments) on its
-first step; tracing must not leave traced tensors there, so `optimizer_state_kept()`
-puts every stepped optimizer's state back as it was.
+pass no gradient on, as in eager.
+
+An optimizer's step is traced as the Python code it is. What it keeps between steps is
+named for what it is (`adamw_exp_avg_fc1_weight`, a captured input written in place) and
+found again where it lives (`opt.state[p]["exp_avg"]`): a later call reuses the trace
+only while the same tensors are there, and only while each param group's settings (lr,
+betas, ...) are as traced. On its first step an optimizer makes its state inside the
+trace, which cannot store it back into the optimizer: such a trace is a first step
+(`first_step`), valid while the state is still missing. Tracing must not leave traced
+tensors in an optimizer either: `Training.optimizers()` puts every optimizer that stepped
+back as it was.
 """
 
 from __future__ import annotations
@@ -57,6 +65,12 @@ class Training:
         self.grad_of: dict[str, str] = {}  # a gradient's value -> its leaf
         self.no_grad: set[str] = set()  # values computed with autograd off
         self.backwards = 0
+        # What a later call of the entry needs to find as it was for the trace to serve it:
+        # (object or None, how to look it up again); (dict, key, value) of optimizer settings.
+        self.homes: list[tuple[object, Callable[[], object]]] = []
+        self.settings: list[tuple[dict, str, object]] = []
+        self.names: dict[int, tuple[str, Callable[[], object]]] = {}  # id(real tensor) -> its name and home
+        self.first_step = False  # an optimizer made its state in the trace
 
     # -- what the tracer tells it ------------------------------------------------------
 
@@ -169,6 +183,39 @@ class Training:
             self.tracer.record_top(ltorch.set_grad, (self.inputs[leaf], grad), {})
             recorder.bsyms[start:] = [b.replace(source=self.set_at.get(leaf), scope="") for b in recorder.bsyms[start:]]
 
+    @contextmanager
+    def optimizers(self) -> Iterator[None]:
+        """While the entry is traced: each optimizer's first step names its state and
+        notes its settings; afterwards, what the trace made in its state is noted as
+        missing (a later call with that state there needs a trace of its own) and the
+        state is put back as it was."""
+        seen: list[tuple[torch.optim.Optimizer, dict]] = []
+
+        def stepping(optimizer, states) -> None:
+            seen.append((optimizer, {p: set(s) for p, s in states.items()}))
+            self._name_state(optimizer)
+
+        with optimizer_state_kept(on_first_step=stepping):
+            yield
+            for optimizer, before in seen:
+                for param, state in list(optimizer.state.items()):
+                    for key in set(state) - before.get(param, set()):
+                        self.first_step = True
+                        self.homes.append((None, _state_home(optimizer, param, key)))
+
+    def _name_state(self, optimizer) -> None:
+        kind = type(optimizer).__name__.lower()
+        for param, state in optimizer.state.items():
+            leaf = self.leaf(param) or "param"
+            for key, value in state.items():
+                if isinstance(value, torch.Tensor):
+                    self.names[id(value)] = (f"{kind}_{key}_{leaf}", _state_home(optimizer, param, key))
+        for group in optimizer.param_groups:
+            for key, value in group.items():
+                if isinstance(value, (bool, int, float, str, type(None))) or (
+                        isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value)):
+                    self.settings.append((group, key, value))
+
     # -- helpers ---------------------------------------------------------------------------
 
     def _grad(self, leaf: str) -> TensorValue | None:
@@ -220,6 +267,10 @@ def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, s
     return BoundSymbol(region_symbol(f"backward{index}", BACKWARD), tuple(args.values()), (), output,
                        members, source=source, scope=scope)
 
+def _state_home(optimizer, param, key) -> Callable[[], object]:
+    return lambda: optimizer.state[param].get(key) if param in optimizer.state else None
+
+
 def _variable_of(frame, tensor) -> str | None:
     """The name of the user's variable holding `tensor` at the backward() line."""
     if frame is None:
@@ -242,16 +293,19 @@ def _set_real_grad(tensor: torch.Tensor, grad) -> None:
         tensor.grad = grad
 
 @contextmanager
-def optimizer_state_kept(copy: Callable = lambda obj: obj) -> Iterator[None]:
+def optimizer_state_kept(copy: Callable = lambda obj: obj, on_first_step: Callable | None = None) -> Iterator[None]:
     """Put each optimizer that steps inside back as it was before its first step: its
     per-parameter state dicts (`copy` makes what is kept of each value: tensors are
-    copied when the steps inside really run)."""
+    copied when the steps inside really run). `on_first_step(optimizer, states)` is told
+    of each optimizer as it first steps."""
     kept: dict[int, tuple] = {}
 
     def before_step(optimizer, args, kwargs) -> None:
         if id(optimizer) not in kept:
             states = {param: {k: (v, copy(v)) for k, v in state.items()} for param, state in optimizer.state.items()}
             kept[id(optimizer)] = (optimizer, states)
+            if on_first_step is not None:
+                on_first_step(optimizer, optimizer.state)
 
     handle = register_optimizer_step_pre_hook(before_step)
     try:

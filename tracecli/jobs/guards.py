@@ -44,14 +44,14 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and (a == b or a != a and b != b)  # NaN equals NaN here
 
 
-def guard_for(entry: object, args: tuple, kwargs: dict, homes: list) -> Guard:
+def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: list = ()) -> Guard:
     globals_read = _globals_read(entry)
     modules = [entry] if isinstance(entry, torch.nn.Module) else []
     modules += [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
     modules += [value for _, _, value in globals_read if isinstance(value, torch.nn.Module)]
     modes = [(m, m.training) for module in modules for m in module.modules()]
     scalars = [(scope, name, value) for scope, name, value in globals_read if isinstance(value, _SCALARS)]
-    return Guard(modes, scalars, list(homes))
+    return Guard(modes, scalars + list(settings), list(homes))
 
 
 def _globals_read(entry: object) -> list[tuple[dict, str, object]]:

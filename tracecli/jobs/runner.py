@@ -8,12 +8,13 @@ import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
 from tracecli.core.errors import UserError
 from tracecli.core.pytree import tree_key
+from tracecli.core.regions import backward_trace
 from tracecli.core.trace import Trace, TraceInfo
 from tracecli.core.verify import VerificationError, verify
 from tracecli.executors import EXECUTORS, CompiledRunError, compile_for
@@ -42,6 +43,7 @@ from tracecli.jobs.compare import RunReport, check_against_eager, quiet
 from tracecli.jobs.gradients import check_gradients, differentiate
 from tracecli.jobs.guards import Guard, guard_for
 from tracecli.jobs.size_guards import SizeCheck, size_check
+from tracecli.jobs.steps import trains
 from tracecli.passes.grad import GradTraces
 from tracecli.passes.pipeline import Stage, Step, run_pipeline
 
@@ -67,6 +69,17 @@ class TracedCall:
     @property
     def final(self) -> Trace:
         return self.stages[-1].trace if self.stages else self.program.trace
+
+    @property
+    def backward_stages(self) -> list[Stage]:
+        """The backward through the passes: --grad's, or the backward regions of a
+        training step (its `loss.backward()`), each stage's as a trace of its own."""
+        if self.grad_stages:
+            return self.grad_stages
+        views = [backward_trace(stage.trace) for stage in self.stages]
+        if not views or any(view is None for view in views):
+            return []
+        return [replace(stage, trace=view) for stage, view in zip(self.stages, views, strict=True)]
 
 
 @dataclass
@@ -249,6 +262,9 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
+    if grad and trains(call.final):
+        raise UserError(f"--grad differentiates what {entry} returns, and {entry} runs a backward of its own "
+                        "(loss.backward()): run it without --grad to see its backward")
     if grad:
         call.grad, call.grad_stages = differentiate(call.final, program, entry, steps or [], check=check)
     compiled = result.compiled(call.final)  # `trace` too: a printed trace is runnable code
@@ -435,7 +451,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             result.calls.append(call)
             found = (compiled, program, call)
             checks = size_check(program.trace) if dims is not None else None
-            made.append((guard_for(target, args, kwargs, program.homes), checks, *found))
+            made.append((guard_for(target, args, kwargs, program.homes, program.settings), checks, *found))
         compiled, program, call = found
         call.served.append(number)
         if dims is not None:
@@ -452,8 +468,11 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 finally:
                     busy.pop()
             result.sized.append(row)
-        if not execute:
+        if not execute or program.first_step:
             return run_eagerly(*args, **kwargs)
+        if trains(program.trace):
+            with torch.no_grad():  # the trace runs its own backward
+                return compiled(*program.inputs_for(args, kwargs))
         return compiled(*program.inputs_for(args, kwargs))
 
     if isinstance(fn, type):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from tracecli.core.printing import format_trace
+from tracecli.core.printing import format_backward, format_trace
 from tracecli.jobs.runner import JobResult, TracedCall
 from tracecli.render.groups import TraceGroup, call_numbers, group_calls, specialised_arguments, value_list
 from tracecli.render.text import print_report, print_trace
@@ -81,11 +81,13 @@ def specialisation_notes(calls: list[TracedCall], dynamic_option: str | None) ->
 
 def call_text(call: TracedCall, depth: float, show: str = "all") -> str:
     """A call's trace as printed; with --grad, the forward that saves what the backward
-    reads, then the backward (`show`: one of them, or all)."""
+    reads, then the backward; for a training step, the step, then the function each of
+    its backward() calls runs (`show`: one of them, or all)."""
     if call.grad is None:
-        return format_trace(call.final, depth)
-    texts = {"forward": format_trace(call.grad.forward, depth), "backward": format_trace(call.grad.backward, depth)}
-    return "\n".join(text for part, text in texts.items() if show in (part, "all"))
+        texts = {"forward": format_trace(call.final, depth), "backward": format_backward(call.final, depth)}
+    else:
+        texts = {"forward": format_trace(call.grad.forward, depth), "backward": format_trace(call.grad.backward, depth)}
+    return "\n".join(text for part, text in texts.items() if text and show in (part, "all"))
 
 
 def print_job(console: Console, job: JobResult, depth: float, *, all_traces: bool = False,

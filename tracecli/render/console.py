@@ -12,6 +12,7 @@ import os
 import sys
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -36,7 +37,12 @@ def colored(console: Console) -> bool:
 def print_table(console: Console, table: Table) -> None:
     """A table without the padding rich adds after the last column: pipes and goldens
     get no trailing spaces."""
-    for segments in console.render_lines(table, console.options, pad=False):
+    # As wide as its widest row needs, past the terminal's width if it must: a name cut
+    # or folded in two (`adam_exp_avg_model_fc1_weight (written)`) is harder to read
+    # than a long line.
+    natural = Measurement.get(console, console.options.update(width=10_000), table).maximum
+    options = console.options.update(width=max(console.width, natural))
+    for segments in console.render_lines(table, options, pad=False):
         line = Text.assemble(*((s.text, s.style) for s in segments if not s.control))
         line.rstrip()
         console.print(line, soft_wrap=True)

@@ -6,6 +6,7 @@ import math
 
 from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_leaves
+from tracecli.core.regions import backward_trace
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.jobs.compare import RunReport
@@ -113,6 +114,9 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
     per_call, grouping = grouping_json(job.calls, lambda call: format_trace(call.final, depth))
     for call, group in zip(job.calls, per_call, strict=True):
         entry = {"trace": trace_json(call.final, depth), **group}
+        backward = backward_trace(call.final)
+        if backward is not None:  # a training step's own backward, as a trace
+            entry["backward"] = trace_json(backward, depth)
         if call.grad is not None:
             entry["grad"] = {"forward": trace_json(call.grad.forward, depth),
                              "backward": trace_json(call.grad.backward, depth),

@@ -97,12 +97,12 @@ class DiffReport:
         for call in self.job.calls:
             report = diff_json(self.job, call.stages, self.depth) if self._shows("forward", call) else {}
             if self._shows("backward", call):
-                report["backward"] = diff_json(self.job, call.grad_stages, self.depth)
+                report["backward"] = diff_json(self.job, call.backward_stages, self.depth)
             self.per_call.append(report)
 
     def _shows(self, part: str, call) -> bool:
         if part == "backward":
-            return bool(call.grad_stages) and self.part in ("backward", "all")
+            return bool(call.backward_stages) and self.part in ("backward", "all")
         return self.part in ("forward", "all")
 
     @property
@@ -110,7 +110,7 @@ class DiffReport:
         return any(report.get("changed") or report.get("backward", {}).get("changed") for report in self.per_call)
 
     def _stages_text(self, call) -> str:
-        stages = [*call.stages, *call.grad_stages]
+        stages = [*call.stages, *call.backward_stages]
         return "\0".join(format_trace(stage.trace, self.depth) for stage in stages)
 
     def json(self) -> dict:
@@ -128,7 +128,7 @@ class DiffReport:
             if self._shows("backward", call):
                 if self.part == "all":
                     console.print("── backward ──", markup=False, style="bold")
-                show_stages(console, call.grad_stages, self.depth, self.layout)
+                show_stages(console, call.backward_stages, self.depth, self.layout)
 
         show_groups(console, self.job, group_calls(self.job.calls, self._stages_text), show,
                     all_traces=self.all_traces, dynamic_option=self.dynamic_option)

@@ -4,7 +4,7 @@ where the forward moved the values (and sums what broadcasting repeated)."""
 from __future__ import annotations
 
 from tracecli.core.dims import same_shape
-from tracecli.ops import prims
+from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import backward, is_differentiable, no_gradient, to_dtype, zeros_like
 
 
@@ -84,3 +84,5 @@ def _clone(g, out, x):
 
 
 no_gradient(prims.full, prims.iota, prims.empty, prims.tensor, prims.linspace, prims.logspace)
+# What the user detached passes no gradient back, whatever it is made of.
+no_gradient(ltorch.detach)

@@ -96,7 +96,14 @@ def contiguous(input):
     return prims.clone(expect_tensor(input, "contiguous"))
 
 
-@torch_form(methods=("detach",), properties=(torch.Tensor.data.__get__,))
-def _same_value(self, *args, **kwargs):
-    # Values are immutable, so layout changes and detached copies are the value itself.
-    return self
+@symbol(torch.Tensor.detach, aliases=(torch.detach,), methods=("detach",), tags=(Tag.VIEW,))
+def detach(input):
+    """the tensor cut from autograd: the same values (the same storage in torch, so
+    writes to either reach the other), through which no gradient flows back"""
+    return prims.clone(expect_tensor(input, "detach"))
+
+
+@torch_form(properties=(torch.Tensor.data.__get__,))
+def _data(self):
+    # `p.data` is p detached: what old optimizers write through in place.
+    return detach(self)

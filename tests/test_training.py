@@ -1,0 +1,305 @@
+"""Training steps written the way users write them: `loss.backward()`, `.grad`, optimizer
+steps and zero_grad inside the traced entry. Each is traced (forward, a backward region
+at the backward() line, the optimizer's in-place updates) and checked against eager:
+the loss, every parameter after the step, and every `.grad` the step leaves."""
+
+import json
+
+import pytest
+import torch
+
+from tests.test_cli import assert_user_error, write
+from tracecli.core.regions import backward_regions
+from tracecli.jobs.runner import trace_script
+from tracecli.ops import ltorch
+from tracecli.ops.grads import RULES
+
+STEP = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.Tanh(), nn.Linear(12, 3))
+    optimizer = {optimizer}
+
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+
+    def sample_inputs(device):
+        return torch.randn(5, 6, device=device), torch.randint(0, 3, (5,), device=device)
+"""
+
+OPTIMIZERS = {
+    "sgd": "torch.optim.SGD(model.parameters(), lr=0.1)",
+    "sgd-momentum-decay": "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-2)",
+    "sgd-nesterov": "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)",
+    "adam": "torch.optim.Adam(model.parameters(), lr=1e-2)",
+    "rmsprop": "torch.optim.RMSprop(model.parameters(), lr=1e-2, momentum=0.5)",
+    "adagrad": "torch.optim.Adagrad(model.parameters(), lr=1e-1)",
+    "adamw": "torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)",
+}
+
+
+def _run(path, *options):
+    return trace_script(str(path), repeat=0, **dict(options))
+
+
+def _checked(job):
+    report = job.calls[0].report
+    return report, {w.name for w in report.written}, {g.name for g in report.gradients}
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_an_optimizer_step_matches_eager(tmp_path, name):
+    path = write(tmp_path, "step.py", STEP.replace("{optimizer}", OPTIMIZERS[name]))
+    job = _run(path)
+    report, written, grads = _checked(job)
+    assert report.match, report
+    params = {"model_0_weight", "model_0_bias", "model_2_weight", "model_2_bias"}
+    # Adagrad makes its state when it is built: inputs the step writes, named for what they are.
+    state = {f"adagrad_{k}_{p}" for p in params for k in ("sum", "step")} if name == "adagrad" else set()
+    assert written == params | state
+    assert grads == {f"{p}.grad" for p in params}
+    trace = job.calls[0].final
+    assert len(backward_regions(trace)) == 1
+    assert sum(b.symbol is ltorch.set_grad for b in trace.bsyms) == 4
+
+
+def test_the_sample_prints_the_step_then_its_backward(cli):
+    result = cli("run", "sample_programs/train_step.py", "--no-timing", "--depth", "0", "-p", "dce,rename",
+                 "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    step, backward = out.index("def train_step("), out.index("def backward0(")
+    assert step < backward
+    assert "= autograd.backward0(" in out[step:backward]  # the backward is one call at its line
+    assert "# train_step.py:32:  loss.backward()" in out
+    assert "grad_model_fc1_weight = ltorch.matmul(" in out[backward:]
+    assert "# train_step.py:19:  h = F.gelu(self.norm(self.fc1(x)))" in out[backward:]  # where each gradient comes from
+    assert "ltorch.set_grad(model_fc1_weight, " in out[step:backward]
+    assert "all the output and 6 inputs written in place match eager; all 6 gradients match eager autograd" in out
+
+
+def test_show_and_json_split_the_step_from_its_backward(cli):
+    forward = cli("trace", "sample_programs/train_step.py", "--show", "forward", "--color", "never").stdout
+    backward = cli("trace", "sample_programs/train_step.py", "--show", "backward", "--color", "never").stdout
+    assert "def train_step(" in forward and "def backward0(" not in forward
+    assert "def backward0(" in backward and "def train_step(" not in backward
+    call = json.loads(cli("trace", "sample_programs/train_step.py", "--format", "json").stdout)["calls"][0]
+    assert "def train_step_backward(" in call["backward"]["text"]
+
+
+def test_diff_shows_dce_dropping_gradients_nobody_asked_for(cli):
+    result = cli("diff", "sample_programs/train_step.py", "-p", "dce,cse,rename", "--show", "backward",
+                 "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    removed = [line for line in result.stdout.splitlines() if line.startswith("-   ")]
+    # The input x requires no grad: its gradient through fc1 is computed by the rule, then dropped.
+    assert any("ltorch.matmul(" in line and "model_fc1_weight" in line for line in removed), result.stdout
+
+
+def test_gradients_accumulate_into_an_existing_grad(tmp_path):
+    source = """
+        import torch
+
+        w = torch.nn.Parameter(torch.randn(4, 3))
+        (w * 2).sum().backward()  # a .grad from before the traced call
+
+
+        def accumulate(x):
+            loss = (x @ w).square().mean()
+            loss.backward()
+            return loss
+
+
+        def sample_inputs(device):
+            return (torch.randn(5, 4, device=device),)
+    """
+    job = _run(write(tmp_path, "acc.py", source))
+    report, _, grads = _checked(job)
+    assert report.match and grads == {"w.grad"}
+    trace = job.calls[0].final
+    assert "w_grad" in [v.name for v in trace.inputs]  # the .grad read, then added to
+    assert any(b.symbol is ltorch.add and b.args[0].name == "w_grad" for b in trace.bsyms)
+
+
+def test_two_backward_calls_add_up_and_no_grad_work_passes_nothing_on(tmp_path):
+    source = """
+        import torch
+
+        w = torch.nn.Parameter(torch.randn(3, 3))
+
+
+        def micro_batches(a, b):
+            with torch.no_grad():
+                scale = (w * w).sum()  # computed from w, but no gradient flows through it
+            first = (a @ w).sum() * scale
+            first.backward()
+            second = (b @ w.detach() + b @ w).sum()
+            second.backward()
+            return first + second
+
+
+        def sample_inputs(device):
+            return torch.randn(2, 3, device=device), torch.randn(2, 3, device=device)
+    """
+    job = _run(write(tmp_path, "micro.py", source))
+    report, _, grads = _checked(job)
+    assert report.match and grads == {"w.grad"}, report
+    assert len(backward_regions(job.calls[0].final)) == 2
+
+
+def test_backward_with_a_gradient_argument(tmp_path):
+    source = """
+        import torch
+
+        w = torch.nn.Parameter(torch.randn(3))
+
+
+        def vector_loss(x, seed):
+            out = x * w
+            out.backward(gradient=seed)
+            return out
+
+
+        def sample_inputs(device):
+            return torch.randn(3, device=device), torch.randn(3, device=device)
+    """
+    report, _, grads = _checked(_run(write(tmp_path, "seeded.py", source)))
+    assert report.match and grads == {"w.grad"}
+
+
+def test_a_wrong_backward_rule_fails_the_step(cli, tmp_path, monkeypatch):
+    right = RULES[ltorch.linear]
+
+    def wrong(g, out, x, weight, bias=None):
+        grads = right(g, out, x, weight, bias)
+        return grads[0], ltorch.mul(grads[1], 1.01), grads[2]
+
+    monkeypatch.setitem(RULES, ltorch.linear, wrong)
+    path = write(tmp_path, "step.py", STEP.replace("{optimizer}", OPTIMIZERS["sgd"]))
+    result = cli("run", str(path), "--no-timing", "--color", "never")
+    assert result.exit_code == 1, result.output
+    assert "model_0_weight.grad" in result.stdout and "NO" in result.stdout
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("loss = x.sum()\n    loss.backward()", "does not require grad"),
+    ("out = x * w\n    out.backward()", "needs gradient="),
+    ("loss = (x * w).sum()\n    loss.backward(create_graph=True)", "create_graph=True"),
+    ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w])", "torch.autograd.grad is not traced yet"),
+])
+def test_what_is_not_traced_is_refused_at_its_line(cli, tmp_path, body, message):
+    source = f"""
+import torch
+
+w = torch.nn.Parameter(torch.randn(3))
+
+
+def step(x):
+    {body}
+    return x
+
+
+def sample_inputs(device):
+    return (torch.randn(3, device=device),)
+"""
+    path = tmp_path / "bad.py"
+    path.write_text(source)
+    assert_user_error(cli("run", str(path)), message, "bad.py:9")
+
+
+MAIN = """
+    import torch
+    from torch import nn
+
+
+    def train_step(model, optimizer, x):
+        optimizer.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+
+    def main():
+        torch.manual_seed(0)
+        model = nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+        schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+        for _ in range(4):
+            print(float(train_step(model, optimizer, torch.ones(3, 4))))
+            schedule.step()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_training_loop_in_main(cli, tmp_path):
+    path = write(tmp_path, "loop.py", MAIN)
+    result = cli("run", str(path), "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    # The first step makes Adam's state inside the trace; the second reads it as inputs
+    # (named for what it is), written in place; a new learning rate needs a new trace.
+    assert "train_step: 4 calls, 3 distinct traces" in result.stdout
+    assert "adam_exp_avg_model_weight" in result.stdout
+    # The loop printed what eager prints: the script went on with the traced steps' results.
+    eager = []
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    for _ in range(4):
+        optimizer.zero_grad()
+        loss = model(torch.ones(3, 4)).square().mean()
+        loss.backward()
+        optimizer.step()
+        eager.append(float(loss.detach()))
+        schedule.step()
+    printed = [float(line) for line in result.stdout.splitlines()[:4]]
+    assert printed == pytest.approx(eager, rel=1e-4)  # Adam amplifies rounding where gradients are tiny
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_hugging_face_training_steps_match_eager(tmp_path, family):
+    pytest.importorskip("transformers")
+    source = """
+        import torch
+        from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+        torch.manual_seed(0)
+        if "{family}" == "llama":
+            config = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                 num_key_value_heads=2, vocab_size=128, max_position_embeddings=32)
+            model = LlamaForCausalLM(config)
+        else:
+            config = GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=128, n_positions=32, bos_token_id=0,
+                                eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+            model = GPT2LMHeadModel(config)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+
+        def train_step(input_ids):
+            loss = model(input_ids, labels=input_ids, use_cache=False).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            return loss
+
+
+        def sample_inputs(device):
+            return (torch.randint(0, config.vocab_size, (2, 8), device=device),)
+    """.replace("{family}", family)
+    job = _run(write(tmp_path, f"{family}_step.py", source))
+    report, written, _ = _checked(job)
+    assert report.match, [c for c in (*report.outputs, *report.written) if not c.match]
+    assert len(written) == sum(1 for _ in job.calls[0].program.trace.inputs) - 1 - (family == "llama")
