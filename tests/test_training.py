@@ -303,3 +303,156 @@ def test_hugging_face_training_steps_match_eager(tmp_path, family):
     report, written, _ = _checked(job)
     assert report.match, [c for c in (*report.outputs, *report.written) if not c.match]
     assert len(written) == sum(1 for _ in job.calls[0].program.trace.inputs) - 1 - (family == "llama")
+
+
+def test_batch_norm_in_training_updates_its_running_statistics(tmp_path):
+    source = """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                              nn.Flatten(), nn.Linear(8, 5))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+
+        def train_step(images, labels):
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+
+        def sample_inputs(device):
+            return torch.randn(4, 3, 8, 8, device=device), torch.randint(0, 5, (4,), device=device)
+    """
+    job = _run(write(tmp_path, "cnn_step.py", source))
+    report, written, grads = _checked(job)
+    assert report.match, report
+    assert {"model_1_running_mean", "model_1_running_var", "model_1_num_batches_tracked"} <= written
+    assert len(grads) == 6
+
+
+def test_in_place_ops_in_the_forward_keep_their_writes_and_their_gradients(tmp_path):
+    source = """
+        import torch
+
+        w = torch.nn.Parameter(torch.randn(3, 3))
+        seen = torch.zeros(3)
+
+
+        def step(x):
+            with torch.no_grad():
+                w.data.clamp_(-0.5, 0.5)  # clipped where autograd does not look: w stays the leaf
+            h = x @ w
+            h.mul_(2)  # in place on a value the backward of `x @ w` does not need, and one it does
+            seen.copy_(h.sum(0))  # a captured buffer written in the forward
+            loss = (h * seen.detach()).sum() + h.relu_().sum()
+            loss.backward()
+            return loss
+
+
+        def sample_inputs(device):
+            return (torch.randn(2, 3, device=device),)
+    """
+    report, written, grads = _checked(_run(write(tmp_path, "inplace_step.py", source)))
+    assert report.match, report
+    assert written == {"w", "seen"} and grads == {"w.grad"}
+
+
+CUSTOM = """
+    import torch
+
+
+    class ScaledTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = torch.tanh(x) * scale
+            ctx.save_for_backward(y)
+            ctx.scale = scale
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            # A deliberately different gradient than the forward's ops would give: it must be this one.
+            return grad * (ctx.scale - y * y / ctx.scale) * 0.5, None
+
+
+    class Split(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga + gb
+
+
+    class Untraceable(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * float(grad.sum())
+
+
+    w = torch.nn.Parameter(torch.randn(4))
+
+
+    def step(x):
+        a, b = Split.apply(x * w)
+        loss = ScaledTanh.apply(a, 2.0).sum() + b.sum()
+        loss.backward()
+        return loss
+
+
+    def untraceable(x):
+        loss = Untraceable.apply(x * w).sum()
+        loss.backward()
+        return loss
+
+
+    def forward_only(x):
+        return Untraceable.apply(x * w) + 1
+
+
+    def sample_inputs(device):
+        return (torch.randn(4, device=device),)
+"""
+
+
+def test_a_custom_autograd_functions_own_backward_is_traced_and_used(cli, tmp_path):
+    path = write(tmp_path, "custom.py", CUSTOM)
+    job = trace_script(f"{path}:step", repeat=0)
+    report, _, grads = _checked(job)
+    assert report.match and grads == {"w.grad"}, report
+    text = cli("trace", f"{path}:step", "--depth", "0", "--color", "never").stdout
+    assert "ScaledTanh_apply(" in text and "Split_apply(" in text
+    backward = text[text.index("def backward0("):]
+    # The function's own backward, at the line that applied it: 0.5 * grad * (scale - y²/scale).
+    at_apply = backward[backward.index("# custom.py:49:  loss = ScaledTanh.apply(a, 2.0).sum() + b.sum()"):]
+    assert "ltorch.mul(" in at_apply and "ltorch.true_divide(" in at_apply
+
+
+def test_a_custom_function_whose_backward_cannot_be_traced(cli, tmp_path):
+    path = write(tmp_path, "custom.py", CUSTOM)
+    assert_user_error(cli("run", f"{path}:untraceable"), "custom autograd.Function", "Untraceable.backward",
+                      "custom.py:56", "custom.py:41: Tensor.__float__ needs the tensor's values")
+    result = cli("run", f"{path}:forward_only", "--no-timing", "--color", "never")  # no backward needed: traced
+    assert result.exit_code == 0, result.output
+
+
+def test_one_symbolic_training_step_serves_every_batch_size():
+    job = trace_script("sample_programs/train_step.py", repeat=0, dynamic=True, sizes=["s0=4,s1=16", "s0=13,s1=16"])
+    assert len(job.calls) == 1 and [row.reused for row in job.sized] == [False, True, True]
+    assert all(row.report.match and row.report.gradients for row in job.sized)
+    assert "s0" in {v.name for v in backward_regions(job.calls[0].final)[0].arg_values()}

@@ -119,7 +119,7 @@ EXPECTED_FAMILIES = _by_name({
            "fft_ihfft2 fft_fftn fft_ifftn fft_rfftn fft_irfftn fft_hfftn fft_ihfftn fft_fftshift fft_ifftshift "
            "fft_fftfreq fft_rfftfreq",
     "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
-    "inplace": "add_ sub_ mul_ div_ copy_ fill_ zero_ masked_fill_ setitem_",
+    "inplace": "add_ sub_ mul_ div_ copy_ set_data_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
     "autograd": "set_grad",
 })

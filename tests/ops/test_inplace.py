@@ -157,6 +157,9 @@ for method, args, twin, domain in [
 case(("copy_", "relu"), "function-relu_", lambda x: (lambda y: (torch.relu_(y), y)[1])(x.clone()), T("f32", (5,)))
 case(("copy_", "relu"), "functional-inplace", lambda x: F.relu(x.clone(), inplace=True), T("f32", (5,)))
 case(("copy_", "exp"), "method-f16", _twin("exp_"), T("f16", (4,)))
+# Written through a detached alias: the tensor changes, and autograd does not see it.
+case(("set_data_", "detach", "mul_"), "through-detach", lambda x: (x.detach().mul_(2), x)[1] + 0, T("f32", (3, 4)))
+case(("set_data_", "detach", "add_"), "through-data", lambda x: (x.data.add_(1), x)[1] * 3, T("f32", (3, 4)))
 
 
 def test_inplace_results_follow_eagers_dtype_rules():

@@ -132,6 +132,9 @@ case("batch_norm", "torch-fn", lambda x, w, b, m, v: torch.batch_norm(x, w, b, m
 _STATS = {"running_mean": lambda: torch.rand(3) - 0.5, "running_var": lambda: torch.rand(3) + 0.5}
 case("batch_norm", "module-2d", module(lambda: nn.BatchNorm2d(3).eval(), buffers=_STATS), T("f32", (2, 3, 4, 4)))
 case("batch_norm", "module-1d", module(lambda: nn.BatchNorm1d(3).eval(), buffers=_STATS), T("f32", (5, 3)))
+# Training with running statistics: they are updated in place (compared as written inputs).
+case("batch_norm", "module-2d-training", module(lambda: nn.BatchNorm2d(3), buffers=_STATS), T("f32", (2, 3, 4, 4)))
+case("batch_norm", "module-1d-training", module(lambda: nn.BatchNorm1d(3), buffers=_STATS), T("f32", (5, 3)))
 case("batch_norm", "module-no-running-stats", module(lambda: nn.BatchNorm2d(3, track_running_stats=False)),
      T("f32", (2, 3, 4, 4)))
 case("batch_norm", "module-no-affine", module(lambda: nn.BatchNorm1d(3, affine=False).eval(), buffers=_STATS),
@@ -301,10 +304,11 @@ def test_refused_like_eager(fn, arg):
     check_refused(fn, arg)
 
 
-# The first two are refused by the tracer only (they would change state the trace cannot see).
+# The first two are refused by the tracer only (they need what the trace cannot see or do).
 OURS_ONLY = (
-    ("batch_norm-training-running-stats", module(lambda: nn.BatchNorm2d(3)), (torch.rand(2, 3, 4, 4),),
-     "running_mean"),
+    ("batch_norm-training-cumulative",
+     lambda x, m, v: F.batch_norm(x, m, v, training=True, momentum=None),
+     (torch.rand(2, 3, 4, 4), torch.zeros(3), torch.ones(3)), "momentum=None"),
     ("dropout-inplace-training", lambda x: F.dropout(x, 0.5, True, True), (torch.rand(3),), "inplace"),
 )
 EAGER_REFUSED = (

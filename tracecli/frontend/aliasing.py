@@ -192,8 +192,10 @@ class Aliasing:
                 return record(ltorch.setitem_, (parent, _piece_key(bsym, view.position, parent), new), {})
             if name in _RESHAPES:
                 return record(ltorch.copy_, (parent, record(ltorch.reshape, (new, parent.shape), {})), {})
-            if name in ("contiguous", "detach"):  # the tensor itself (contiguous: when it already was)
+            if name == "contiguous":  # of a contiguous tensor: the tensor itself
                 return record(ltorch.copy_, (parent, new), {})
+            if name == "detach":  # the tensor itself, written where autograd does not look
+                return record(ltorch.set_data_, (parent, new), {})
             if name in ("permute", "transpose"):
                 order = _permutation(bsym, parent)
                 inverse = tuple(order.index(d) for d in range(len(order)))

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracecli.core.names import GENERATED, NameRegistry
-from tracecli.core.pytree import values_in
+from tracecli.core.pytree import map_values, values_in
 from tracecli.core.rewrite import map_bsym, renamer
 from tracecli.core.symbol import BoundSymbol, Tag, pop_handler, push_handler
 from tracecli.core.values import TensorValue
 from tracecli.frontend.recorder import Recorder
 from tracecli.ops import ltorch, prims
-from tracecli.ops.grads import NO_GRADIENT, RULES, NotDifferentiable, bind
+from tracecli.ops.grads import NO_GRADIENT, RULES, NotDifferentiable, bind, has_rule
 from tracecli.ops.grads.opaque import opaque_backward
 from tracecli.ops.promotion import ShapeError
 
@@ -82,7 +82,7 @@ def _reaches_ties(bsym: BoundSymbol) -> bool:
         sym = sub.symbol
         if sym in _TIE_PRIMS:
             return True
-        if sym in RULES or (sym.namespace == "ltorch" and sym.name in _EVEN_TIES):
+        if has_rule(sub) or (sym.namespace == "ltorch" and sym.name in _EVEN_TIES):
             continue
         if _reaches_ties(sub):
             return True
@@ -106,12 +106,21 @@ def _flatten(bsyms, needs: set[str], parent: BoundSymbol | None, out: list[Bound
         complex_values = [v for v in (*read, *outputs) if v.dtype.is_complex]
         if complex_values:
             raise GradError(f"{sym.qualname}{_where(bsym)}: gradients of complex values are not modelled")
-        if Tag.RANDOM in sym.tags and sym not in RULES and "dropout" not in sym.name:
+        rule = has_rule(bsym)
+        if Tag.RANDOM in sym.tags and not rule and "dropout" not in sym.name:
             # torch's gradients of a draw (normal's mean and std) are not those of the
             # sampling formula a decomposition spells out.
             raise GradError(f"{sym.qualname}{_where(bsym)}: draws random numbers from its differentiable "
                             "arguments; its gradient is not modelled")
-        if sym in RULES or sym.namespace in ("torch", ""):
+        if rule or sym.namespace in ("torch", ""):
+            out.append(bsym)
+        elif Tag.INPLACE in sym.tags and bsym.subsymbols and sym.namespace == "ltorch":
+            # Kept whole: the write into its tensor (a module's buffer, an input) must stay
+            # in the forward. Its gradient comes from its decomposition, replayed in the
+            # backward (`_replayed`).
+            if _reaches_ties(bsym):
+                raise GradError(f"{sym.qualname}{_where(bsym)}: no backward rule, and its decomposition takes a "
+                                "maximum whose gradient at ties would differ from torch's")
             out.append(bsym)
         elif bsym.subsymbols and sym.namespace == "ltorch":
             if sym.name not in _EVEN_TIES and _reaches_ties(bsym):
@@ -167,7 +176,51 @@ def differentiate(bsyms, outputs: list[TensorValue], seeds: list[TensorValue | N
     backward, renamed = _named(recorder.bsyms, cot, registry, {v.name: leaf_names.get(v.name, v.name) for v in leaves},
                                fixed)
     grads = tuple(None if (g := cot.get(v.name)) is None else renamed.get(g, g) for v in leaves)
+    flat, backward = _saved_before_writes(flat, backward, registry)
     return Differentiated(tuple(flat), tuple(backward), grads, tuple(made_seeds))
+
+
+def _saved_before_writes(forward: list[BoundSymbol], backward: list[BoundSymbol],
+                         registry: NameRegistry) -> tuple[list[BoundSymbol], list[BoundSymbol]]:
+    """A value the backward reads that the forward writes in place after making it (an
+    in-place op on it, or on a tensor it is a view of) no longer holds it when the
+    backward runs: the forward keeps a copy of it, made where it is made, and the
+    backward reads the copy (autograd refuses such a graph; the trace saves what it needs)."""
+    storage: dict[str, str] = {}  # value -> the tensor whose memory it is (through views and in-place results)
+    made_in: dict[str, list[str]] = {}  # that tensor -> the values made so far that live in it
+    overwritten: set[str] = set()
+    for bsym in forward:
+        first = bsym.args[0] if bsym.args and isinstance(bsym.args[0], TensorValue) else None
+        tags = bsym.symbol.tags
+        shares = first is not None and (Tag.VIEW in tags or Tag.INPLACE in tags)
+        if first is not None and Tag.INPLACE in tags:
+            overwritten.update(made_in.get(storage.get(first.name, first.name), [first.name]))
+        for out in bsym.output_values():
+            root = storage.get(first.name, first.name) if shares else out.name
+            storage[out.name] = root
+            made_in.setdefault(root, [root] if root != out.name else []).append(out.name)
+    read = {v.name: v for b in backward for v in b.arg_values()}
+    at_risk = [read[name] for name in read if name in overwritten]
+    if not at_risk:
+        return forward, backward
+    recorder = Recorder(registry, lambda: "", _NoHints())
+    copies: dict[str, TensorValue] = {}
+    push_handler(recorder.record)
+    try:
+        for value in at_risk:
+            copies[value.name] = ltorch.clone(value)
+    finally:
+        pop_handler()
+    copy_of = {b.args[0].name: b for b in recorder.bsyms}
+    defined_at = {v.name: i for i, b in enumerate(forward) for v in b.output_values()}
+    # An input's copy comes first; any other value's right after the call that made it, at its line.
+    placed = [copy_of[v.name] for v in at_risk if v.name not in defined_at]
+    for i, bsym in enumerate(forward):
+        placed.append(bsym)
+        placed.extend(copy_of[v.name].replace(source=bsym.source, scope=bsym.scope)
+                      for v in at_risk if defined_at.get(v.name) == i)
+    rename = renamer({name: copy.name for name, copy in copies.items()})
+    return placed, [map_bsym(b, rename) for b in backward]
 
 
 def _backward_of(bsym: BoundSymbol, cot: dict, needs: set[str], recorder: Recorder) -> None:
@@ -182,7 +235,11 @@ def _backward_of(bsym: BoundSymbol, cot: dict, needs: set[str], recorder: Record
     sym = bsym.symbol
     start = len(recorder.bsyms)
     try:
-        if sym in RULES:
+        rule = has_rule(bsym)
+        if not rule and Tag.INPLACE in sym.tags and bsym.subsymbols and sym.namespace == "ltorch":
+            _replayed(bsym, gs, cot, needs, recorder)
+            pairs = []
+        elif rule:
             kwargs = dict(bsym.kwargs)
             bound = bind(sym, bsym.args, kwargs)
             stray = [v for v in values_in(bound.kwargs) if v.name in needs]
@@ -205,6 +262,32 @@ def _backward_of(bsym: BoundSymbol, cot: dict, needs: set[str], recorder: Record
         cot[value.name] = grad if known is None else ltorch.add(known, grad)
     recorder.scopes[0][start:] = [b.replace(source=bsym.source, scope=bsym.scope)
                                  for b in recorder.scopes[0][start:]]
+
+
+def _replayed(bsym: BoundSymbol, gs: list, cot: dict, needs: set[str], recorder: Recorder) -> None:
+    """The backward of an in-place op the forward keeps whole: its decomposition
+    recorded again in the backward, under fresh names, and differentiated there, the
+    cotangents reaching the op's own arguments."""
+    flat: list[BoundSymbol] = []
+    local = set(needs)
+    _flatten(bsym.subsymbols, local, bsym, flat, frozenset())
+    replayed: dict[str, object] = {}
+
+    def fresh(value):
+        return replayed.get(value.name, value)
+
+    start = len(recorder.bsyms)
+    for sub in flat:
+        out = sub.symbol(*map_values(fresh, sub.args), **{k: map_values(fresh, v) for k, v in sub.kwargs})
+        replayed.update((old.name, new) for old, new in zip(values_in(sub.output), values_in(out), strict=True))
+    replay = list(recorder.bsyms[start:])
+    for value, g in zip(bsym.output_values(), gs, strict=True):
+        if g is not None:
+            name = fresh(value).name
+            cot[name] = g if cot.get(name) is None else ltorch.add(cot[name], g)
+    local |= {fresh_value.name for name, fresh_value in replayed.items() if name in local}
+    for replayed_bsym in reversed(replay):
+        _backward_of(replayed_bsym, cot, local, recorder)
 
 
 def _pair(args: tuple, grads) -> list[tuple[TensorValue, TensorValue]]:

@@ -142,6 +142,23 @@ def _autograd_backward(tensors, grad_tensors=None, retain_graph=None, create_gra
                                  create_graph=create_graph, inputs=inputs)
 
 
+# A custom autograd.Function runs its forward below any mode (torch's C++ apply): its
+# stand-in hands calls on traced tensors to the tracer (frontend/training.py), which
+# traces the forward and the function's own backward.
+_FUNCTION_APPLY = vars(torch.autograd.Function)["apply"]
+
+
+def FUNCTION_APPLY(cls, *args, **kwargs):  # noqa: N802 - the marker the tracer knows the call by
+    return _FUNCTION_APPLY.__func__(cls, *args, **kwargs)
+
+
+def _function_apply(cls, *args, **kwargs):
+    traced = tuple(leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, TensorProxy))
+    if not traced:
+        return _FUNCTION_APPLY.__func__(cls, *args, **kwargs)
+    return handle_torch_function(FUNCTION_APPLY, traced, cls, *args, **kwargs)
+
+
 # torch.autograd.grad returns gradients instead of accumulating them: not traced yet, and
 # refused by name rather than by autograd's own complaint.
 _REFUSING_AUTOGRAD = [
@@ -239,9 +256,12 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         setattr(owner, name, stand_in)
     # Set on Tensor over TensorBase's own: deleting it uncovers that one again.
     torch.Tensor.as_subclass = _as_subclass
+    # A classmethod is set and put back as the descriptor it is (getattr would bind it).
+    torch.autograd.Function.apply = classmethod(_function_apply)
     try:
         yield
     finally:
+        torch.autograd.Function.apply = _FUNCTION_APPLY
         del torch.Tensor.as_subclass
         for owner, name, original in reversed(originals):
             setattr(owner, name, original)

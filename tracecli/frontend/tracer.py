@@ -43,7 +43,7 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
-from tracecli.frontend.overrides import AUTOGRAD_BACKWARD, DEFAULT_DTYPE_REFUSAL, tracing_overrides
+from tracecli.frontend.overrides import AUTOGRAD_BACKWARD, DEFAULT_DTYPE_REFUSAL, FUNCTION_APPLY, tracing_overrides
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
@@ -266,7 +266,7 @@ class _Tracer:
             value = self.aliasing.refreshed(proxy.value, self.record_top)
         except AliasError as exc:
             raise _error_at_user_line(str(exc)) from exc
-        self._rebind(proxy.value, value)
+        self.rebind(proxy.value, value)
         return value
 
     def record_top(self, sym: Symbol, args: tuple, kwargs: dict):
@@ -285,12 +285,12 @@ class _Tracer:
             try:
                 written = self.aliasing.note(bsym)
                 if written is not None:
-                    self._rebind(*written)
+                    self.rebind(*written)
                     self.aliasing.written(*written, self.record_top)
             except AliasError as exc:
                 raise _error_at_user_line(str(exc)) from exc
 
-    def _rebind(self, old: TensorValue, new: TensorValue) -> None:
+    def rebind(self, old: TensorValue, new: TensorValue) -> None:
         self.training.rebound(old, new)
         proxy = self.proxies.pop(old.name, None)
         if proxy is not None:
@@ -423,6 +423,11 @@ class _Tracer:
                 return self.training.get_grad(args[0])
             if kind == "grad-set":
                 return self.training.set_grad(args[0], args[1])
+            if kind == "function-apply":
+                # torch leaves the mode while it handles a call: the user's forward and
+                # backward run under it again, so their torch calls are traced.
+                with _Mode(self):
+                    return self.training.function_apply(args[0], args[1:], kwargs)
             tensors, gradient = args[0], kwargs.get("gradient", kwargs.get("grad_tensors"))
             if len(args) > 1:
                 gradient = args[1]
@@ -439,7 +444,8 @@ _resolved[torch.Tensor.grad.__get__] = ("grad-get", None)
 _resolved[torch.Tensor.grad.__set__] = ("grad-set", None)
 _resolved[torch.Tensor.backward] = ("backward", None)
 _resolved[AUTOGRAD_BACKWARD] = ("backward", None)
-_TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward"})
+_resolved[FUNCTION_APPLY] = ("function-apply", None)
+_TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply"})
 
 
 def _call_name(func) -> str:

@@ -37,10 +37,12 @@ from contextlib import contextmanager
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from tracecli.core.pytree import tree_leaves
 from tracecli.core.regions import BACKWARD, region_symbol
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate
+from tracecli.frontend.custom_functions import UntracedBackward, run_forward, tie
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
 
@@ -71,6 +73,7 @@ class Training:
         self.settings: list[tuple[dict, str, object]] = []
         self.names: dict[int, tuple[str, Callable[[], object]]] = {}  # id(real tensor) -> its name and home
         self.first_step = False  # an optimizer made its state in the trace
+        self.untraced: dict[str, str] = {}  # a custom Function's output -> why its backward is not traced
 
     # -- what the tracer tells it ------------------------------------------------------
 
@@ -141,6 +144,10 @@ class Training:
                 raise TrainingError(f"backward() of a {output.dtype.short}{list(output.shape)} tensor needs "
                                     "gradient=: a gradient can be implied only for a one-element output, as in eager")
             if output.name in self.no_grad or not self._reached(output):
+                untraced = self._untraced_on_the_way(output)
+                if untraced:
+                    raise TrainingError(f"backward() goes through a custom autograd.Function whose backward "
+                                        f"is not traced ({untraced})")
                 raise TrainingError("backward() of a tensor that does not require grad: no parameter or input "
                                     "that requires grad reaches it (element 0 of tensors does not require grad)")
         leaves = self.requires
@@ -172,6 +179,19 @@ class Training:
                 self.no_grad.add(grad.name)
             self._set(leaf, grad)
             self.set_at[leaf] = source
+
+    def function_apply(self, cls, args: tuple, kwargs: dict):
+        """`MyFunction.apply(...)` on traced tensors (frontend/custom_functions.py)."""
+        out, ctx = run_forward(cls, args, kwargs)
+        if not torch.is_grad_enabled():
+            return out  # as in eager: no graph, so no backward to keep
+        try:
+            return tie(self.tracer, cls, args, out, ctx)
+        except UntracedBackward as exc:
+            for leaf in tree_leaves(out):
+                if isinstance(leaf, torch.Tensor) and (value := self.tracer.value_of(leaf)) is not None:
+                    self.untraced[value.name] = f"{cls.__qualname__}.backward: {exc}"
+            return out
 
     def finish(self) -> None:
         """Leave each changed `.grad` as the step left it: one `ltorch.set_grad` a leaf."""
@@ -236,6 +256,16 @@ class Training:
         self.grads[leaf] = grad
         if grad is not None:
             self.grad_of[grad.name] = leaf
+
+    def _untraced_on_the_way(self, output: TensorValue) -> str:
+        """Why a custom Function whose output leads to `output` has no traced backward ('')."""
+        if not self.untraced:
+            return ""
+        leads = {output.name}
+        for bsym in reversed(self.tracer.recorder.bsyms):
+            if any(v.name in leads for v in bsym.output_values()):
+                leads.update(v.name for v in bsym.arg_values())
+        return next((why for name, why in self.untraced.items() if name in leads), "")
 
     def _reached(self, output: TensorValue) -> bool:
         reach = {self.now[leaf].name for leaf in self.requires}

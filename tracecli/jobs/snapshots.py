@@ -24,7 +24,7 @@ import torch
 
 from tracecli.core.equivalence import Comparison, Outline, compare_traces, outline
 from tracecli.core.errors import UserError
-from tracecli.core.printing import format_trace
+from tracecli.core.printing import format_backward, format_trace
 from tracecli.core.trace import Trace
 from tracecli.jobs.runner import split_target, trace_script
 from tracecli.passes.pipeline import load_pass_file, parse_passes
@@ -68,7 +68,13 @@ class Taken:
 
     @property
     def texts(self) -> list[str]:
-        return [format_trace(t, self.settings.levels) for t in self.traces]
+        """Each trace as printed: a training step's backward follows it, as `trace` shows it."""
+        return [_with_backward(format_trace(t, self.settings.levels), format_backward(t, self.settings.levels))
+                for t in self.traces]
+
+
+def _with_backward(text: str, backward: str) -> str:
+    return text + "\n" + backward if backward else text
 
 
 def versions() -> dict[str, str]:

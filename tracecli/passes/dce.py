@@ -22,7 +22,7 @@ INPLACE, or holding such a subsymbol, are never dropped.
 
 from __future__ import annotations
 
-from tracecli.core.regions import is_region, outside_reads
+from tracecli.core.regions import is_backward, outside_reads
 from tracecli.core.rewrite import map_bsym, renamer, substituter
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, sizes_read
@@ -102,9 +102,9 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bo
             subs = _sweep(subs, set(outputs), counts, top_level=False)
             if len(subs) != len(bsym.subsymbols) or any(a is not b for a, b in zip(subs, bsym.subsymbols, strict=False)):
                 bsym = bsym.with_subsymbols(tuple(subs))
-                if is_region(bsym):
-                    # A region is a function of its arguments: one no member reads any more
-                    # (a gradient nobody asked for) need not be kept alive for it.
+                if is_backward(bsym):
+                    # A backward is a function of its arguments: one no member reads any more
+                    # (what only a gradient nobody asked for needed) need not be kept alive for it.
                     read = outside_reads(subs)
                     bsym = bsym.replace(args=tuple(a for a in bsym.args if a.name in read))
         live.update(v.name for v in bsym.iter_args())

@@ -28,6 +28,9 @@ from tracecli.ops import prims
 from tracecli.ops.promotion import ShapeError
 
 RULES: dict[Symbol, Callable] = {}
+# For a rule that covers some of its op's calls only: whether it covers one (given the
+# call's bound arguments). The others are differentiated through the decomposition.
+APPLIES: dict[Symbol, Callable[[inspect.BoundArguments], bool]] = {}
 # Symbols whose outputs never carry a gradient (comparisons, index results, shapes):
 # the transform passes them by without a rule.
 NO_GRADIENT: set[Symbol] = set()
@@ -37,17 +40,29 @@ class NotDifferentiable(ShapeError):
     """The gradient an op would need is not modelled: the message says which and why."""
 
 
-def backward(*symbols: Symbol) -> Callable[[Callable], Callable]:
-    """Register the decorated function as the backward rule of `symbols`."""
+def backward(*symbols: Symbol, when: Callable[[inspect.BoundArguments], bool] | None = None) -> Callable:
+    """Register the decorated function as the backward rule of `symbols`; `when`: for
+    the calls it covers only."""
 
     def register(rule: Callable) -> Callable:
         for sym in symbols:
             if sym in RULES:
                 raise ValueError(f"{sym.qualname} has two backward rules")
             RULES[sym] = rule
+            if when is not None:
+                APPLIES[sym] = when
         return rule
 
     return register
+
+
+def has_rule(bsym) -> bool:
+    """Whether a backward rule covers this call of its symbol."""
+    sym = bsym.symbol
+    if sym not in RULES:
+        return False
+    applies = APPLIES.get(sym)
+    return applies is None or applies(bind(sym, bsym.args, dict(bsym.kwargs)))
 
 
 def no_gradient(*symbols: Symbol) -> None:

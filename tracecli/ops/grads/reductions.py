@@ -1,10 +1,10 @@
-"""Backward rules of the reduction and scan prims."""
+"""Backward rules of the reduction and scan prims, and of the Euclidean vector norm."""
 
 from __future__ import annotations
 
 import math
 
-from tracecli.ops import prims
+from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import NotDifferentiable, backward, expand_to, no_gradient, zeros_like
 from tracecli.ops.promotion import canonical_dims
 
@@ -96,3 +96,21 @@ def _unmodelled_scan(g, out, x, dim):
 
 
 no_gradient(prims.argmax, prims.argmin, prims.searchsorted, prims.histc)
+
+
+def _euclidean(bound) -> bool:
+    args = bound.arguments
+    return args["ord"] == 2 and args["dtype"] is None and args["x"].dtype.is_float
+
+
+@backward(ltorch.vector_norm, when=_euclidean)
+def _vector_norm(g, out, x, ord, dim, keepdim, dtype):  # noqa: A002
+    # x * g / norm, and 0 where the norm is 0: torch masks the division there, where the
+    # decomposition's chain rule would give 0 / 0.
+    given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = canonical_dims(given, x.ndim) if given else tuple(range(x.ndim))
+    if keepdim:
+        g, out = (prims.reshape(t, tuple(d for i, d in enumerate(x.shape) if i not in dims)) for t in (g, out))
+    at_zero = prims.eq(out, 0.0)
+    scale = prims.where(at_zero, zeros_like(out), prims.div(g, out))
+    return (prims.mul(x, prims.broadcast_in_dim(scale, x.shape, tuple(i for i in range(x.ndim) if i not in dims))),)

@@ -86,3 +86,10 @@ def _clone(g, out, x):
 no_gradient(prims.full, prims.iota, prims.empty, prims.tensor, prims.linspace, prims.logspace)
 # What the user detached passes no gradient back, whatever it is made of.
 no_gradient(ltorch.detach)
+
+
+@backward(ltorch.set_data_)
+def _set_data(g, out, self, src):
+    # A write through a detached alias is invisible to autograd: the tensor keeps its
+    # place in the graph, and what was written gets nothing.
+    return g, None

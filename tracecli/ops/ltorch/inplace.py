@@ -132,6 +132,19 @@ def copy_(self, src):
     return prims.convert_element_type(broadcast_to(src, self.shape), self.dtype)
 
 
+def _set_data(self, src):
+    with torch.no_grad():
+        return self.copy_(src)
+
+
+@symbol(_set_data, tags=(Tag.INPLACE,), name="set_data_")
+def set_data_(self, src):
+    """in place: self = src, written through `self.detach()` or `self.data`: autograd does
+    not see the write, and a gradient of self after it still reaches self"""
+    self, src = expect_tensor(self, "set_data_"), expect_tensor(src, "set_data_")
+    return prims.convert_element_type(broadcast_to(src, self.shape), self.dtype)
+
+
 @symbol(torch.Tensor.fill_, methods=("fill_",), tags=(Tag.INPLACE,), name="fill_")
 def fill_(self, value):
     """in place: every element = value"""

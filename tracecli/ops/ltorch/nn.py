@@ -30,7 +30,9 @@ from tracecli.ops.ltorch._base import (
     symbol,
     torch_form,
 )
+from tracecli.ops.ltorch.inplace import copy_
 from tracecli.ops.ltorch.pooling import avg_pool2d, avg_pool3d
+from tracecli.ops.ltorch.reductions import mean, var
 from tracecli.ops.ltorch.reductions_norms import vector_norm
 from tracecli.ops.ltorch.shapes import pad
 from tracecli.ops.opaque import opaque_symbol
@@ -209,11 +211,31 @@ def _per_channel(param, like, channel_dim: int):
     return param if like.ndim == 1 else along(param, like, channel_dim)
 
 
-@symbol(F.batch_norm)
+def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+    """F.batch_norm. Training with running statistics normalises by the batch's and
+    updates the running ones in place, as torch's kernel does: each becomes
+    (1 - momentum) * running + momentum * the batch's (its variance unbiased), an
+    `ltorch.copy_` into the module's buffer that the trace shows after the op."""
+    if not training or (running_mean is None and running_var is None):
+        return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if momentum is None:
+        raise ShapeError("batch_norm with momentum=None averages the statistics of every batch seen so far, "
+                         "counted in a buffer read as a number: not traced; give the module a momentum")
+    out = batch_norm(input, None, None, weight, bias, True, momentum, eps)
+    dims = (0,) + tuple(range(2, input.ndim))
+    x = convert(input, compute_dtype(input.dtype))
+    for running, batch in ((running_mean, lambda: mean(x, dims)), (running_var, lambda: var(x, dims, correction=1))):
+        if running is not None:
+            updated = ew.add(ew.mul(running, 1.0 - momentum), ew.mul(convert(batch(), running.dtype), momentum))
+            copy_(running, updated)
+    return out
+
+
+@symbol(F.batch_norm, adapter=_batch_norm)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
     """per-channel (x - mean) / sqrt(var + eps) * weight + bias; running statistics, or the batch's in training
 
-    Training with running statistics is refused: it updates them in place."""
+    In training with running statistics, the adapter updates them in place after it."""
     input = expect_float(input, "batch_norm")
     if input.ndim < 2:
         raise ShapeError(f"batch_norm expects an input with a channel dimension, got {list(input.shape)}")
@@ -227,10 +249,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     x = convert(input, wide)
     if training:
         if running_mean is not None or running_var is not None:
-            raise ShapeError(
-                "batch_norm in training mode updates running_mean and running_var in place, which is not "
-                "traced; call .eval() on the model, or use track_running_stats=False"
-            )
+            raise ShapeError("batch_norm in training mode with running statistics is called through "
+                             "F.batch_norm, which updates them in place after it")
         dims = (0,) + tuple(range(2, input.ndim))
         count = math.prod(input.shape[d] for d in dims)
         if count <= 1:
@@ -259,7 +279,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 @torch_form(torch.batch_norm)
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
-    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 @torch_form(torch.group_norm)
