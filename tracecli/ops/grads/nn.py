@@ -10,6 +10,7 @@ import torch
 
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import NotDifferentiable, backward, is_differentiable, to_dtype, zeros_like
+from tracecli.ops.ltorch._base import compute_dtype
 from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import canonical_dims
 
@@ -90,6 +91,58 @@ def _linear(g, out, x, weight, bias=None):
     return grad_x, grad_weight, grad_bias if bias is not None else None
 
 
+def _wide(x):
+    """x in the dtype torch computes its kernels' gradients in (float32 for half precision)."""
+    return to_dtype(x, compute_dtype(x.dtype))
+
+
+@backward(ltorch.gelu)
+def _gelu(g, out, x, approximate):
+    # d/dx x·Φ(x) = Φ(x) + x·φ(x); for the tanh form, the derivative of its formula.
+    xw, gw = _wide(x), _wide(g)
+    if approximate == "none":
+        cdf = ltorch.mul(ltorch.add(ltorch.erf(ltorch.mul(xw, 1 / math.sqrt(2.0))), 1.0), 0.5)
+        pdf = ltorch.mul(ltorch.exp(ltorch.mul(ltorch.mul(xw, xw), -0.5)), 1 / math.sqrt(2.0 * math.pi))
+        slope = ltorch.add(cdf, ltorch.mul(xw, pdf))
+    else:
+        k = math.sqrt(2.0 / math.pi)
+        squares = ltorch.mul(xw, xw)
+        t = ltorch.tanh(ltorch.mul(ltorch.add(xw, ltorch.mul(ltorch.mul(squares, xw), 0.044715)), k))
+        left = ltorch.mul(ltorch.add(t, 1.0), 0.5)
+        inner_slope = ltorch.mul(ltorch.add(ltorch.mul(squares, 3 * 0.044715), 1.0), k)
+        right = ltorch.mul(ltorch.mul(ltorch.mul(xw, 0.5), ltorch.rsub(ltorch.mul(t, t), 1.0)), inner_slope)
+        slope = ltorch.add(left, right)
+    return (to_dtype(ltorch.mul(gw, slope), x.dtype),)
+
+
+@backward(ltorch.layer_norm)
+def _layer_norm(g, out, x, normalized_shape, weight, bias, eps):
+    # With x̂ = (x - mean)·rstd over the normalized dims (N elements) and ĝ = g·weight:
+    # grad_x = rstd/N · (N·ĝ - Σĝ - x̂·Σ(ĝ·x̂)); grad_weight = Σ g·x̂ and grad_bias = Σ g over
+    # the other dims. The statistics are computed again here, as torch's kernel saves them.
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    batch = tuple(range(x.ndim - len(shape)))
+    count = math.prod(shape)
+    xw, gw = _wide(x), _wide(g)
+    mean = ltorch.mean(xw, dims, keepdim=True)
+    centered = ltorch.sub(xw, mean)
+    rstd = ltorch.rsqrt(ltorch.add(ltorch.mean(ltorch.mul(centered, centered), dims, keepdim=True), float(eps)))
+    normalized = ltorch.mul(centered, rstd)
+    scaled = ltorch.mul(gw, _wide(weight)) if weight is not None else gw
+    total = ltorch.sum(scaled, dims, keepdim=True)
+    along = ltorch.sum(ltorch.mul(scaled, normalized), dims, keepdim=True)
+    inside = ltorch.sub(ltorch.sub(ltorch.mul(scaled, float(count)), total), ltorch.mul(normalized, along))
+    grad_x = to_dtype(ltorch.mul(ltorch.mul(rstd, 1.0 / count), inside), x.dtype)
+    grad_weight = grad_bias = None
+    if weight is not None:
+        product = ltorch.mul(gw, normalized)
+        grad_weight = to_dtype(ltorch.sum(product, batch) if batch else product, weight.dtype)
+    if bias is not None:
+        grad_bias = to_dtype(ltorch.sum(gw, batch) if batch else gw, bias.dtype)
+    return grad_x, None, grad_weight, grad_bias
+
+
 @backward(ltorch.embedding)
 def _embedding(g, out, x, weight, padding_idx):
     # The padding row gets no gradient in torch, whatever looked it up.
@@ -139,3 +192,33 @@ def _max_pool_rule(dims: int):
 
 for _dims in (1, 2, 3):
     backward(getattr(ltorch, f"max_pool{_dims}d"))(_max_pool_rule(_dims))
+
+
+def _class_indices(bound) -> bool:
+    args = bound.arguments
+    return (not args["target"].dtype.is_float and args["weight"] is None and args["label_smoothing"] == 0.0
+            and args["input"].dtype.is_float)
+
+
+@backward(ltorch.cross_entropy, when=_class_indices)
+def _cross_entropy(g, out, x, target, weight, ignore_index, reduction, label_smoothing):
+    # (softmax(x) - one_hot(target)) times each sample's cotangent; ignored samples get
+    # nothing, and "mean" divides by the samples not ignored.
+    class_dim = 1 if x.ndim >= 2 else 0
+    classes = x.shape[class_dim]
+    probabilities = ltorch.exp(ltorch.log_softmax(x, class_dim, dtype=x.dtype))
+    index_shape = tuple(classes if d == class_dim else 1 for d in range(x.ndim))
+    index = ltorch.reshape(ltorch.arange(classes, device=x.device), index_shape)
+    picked = ltorch.unsqueeze(target, class_dim)
+    one_hot = ltorch.to(ltorch.eq(picked, index), dtype=x.dtype)
+    kept = ltorch.ne(picked, ignore_index)
+    if reduction == "none":
+        per_sample = ltorch.unsqueeze(g, class_dim)
+    elif reduction == "sum":
+        per_sample = g
+    else:
+        per_sample = ltorch.true_divide(g, ltorch.sum(ltorch.to(kept, dtype=x.dtype)))
+    # Masked after scaling: with every sample ignored, "mean" divides by 0, and torch
+    # still gives the ignored samples nothing.
+    grad = ltorch.mul(ltorch.sub(probabilities, one_hot), per_sample)
+    return (ltorch.where(kept, grad, ltorch.zeros_like(grad)),)
