@@ -125,11 +125,12 @@ def test_gradients_accumulate_into_an_existing_grad(tmp_path):
             return (torch.randn(5, 4, device=device),)
     """
     job = _run(write(tmp_path, "acc.py", source))
-    report, _, grads = _checked(job)
+    report, written, grads = _checked(job)
     assert report.match and grads == {"w.grad"}
     trace = job.calls[0].final
-    assert "w_grad" in [v.name for v in trace.inputs]  # the .grad read, then added to
-    assert any(b.symbol is ltorch.add and b.args[0].name == "w_grad" for b in trace.bsyms)
+    assert "w_grad" in [v.name for v in trace.inputs]  # the .grad read, then added to in place, as autograd does
+    assert any(b.symbol is ltorch.add_ and b.args[0].name == "w_grad" for b in trace.bsyms)
+    assert "w_grad" in written
 
 
 def test_two_backward_calls_add_up_and_no_grad_work_passes_nothing_on(tmp_path):
@@ -459,3 +460,51 @@ def test_one_symbolic_training_step_serves_every_batch_size():
     assert all(row.report.match and row.report.gradients for row in job.sized)
     region = backward_regions(job.calls[0].final)[0]
     assert any(isinstance(d, Dim) for v in region.arg_values() if isinstance(v, TensorValue) for d in v.shape)
+
+
+SCHEDULED = """
+    import torch
+    from torch import nn
+
+
+    def train_step(model, optimizer, x):
+        optimizer.zero_grad(set_to_none=False)  # the same .grad tensors, zeroed and added to in place
+        loss = model(x).square().mean()
+        loss.backward()
+        optimizer.step()
+        {inside}
+        return {"loss": loss.detach(), "lr": optimizer.param_groups[0]["lr"]}
+
+
+    def main():
+        torch.manual_seed(0)
+        model = nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+        for _ in range(3):
+            out = train_step(model, optimizer, torch.ones(3, 4))
+            print(float(out["loss"]), out["lr"])
+            {outside}
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_a_scheduler_stepping_outside_the_step_gets_a_trace_per_learning_rate(cli, tmp_path):
+    path = write(tmp_path, "sched.py", SCHEDULED.replace("{inside}", "pass").replace("{outside}", "schedule.step()"))
+    result = cli("run", str(path), "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "train_step: 3 calls, 3 distinct traces" in result.stdout
+    assert [line.split()[1] for line in result.stdout.splitlines()[:3]] == ["0.1", "0.05", "0.025"]
+
+
+def test_a_scheduler_stepping_inside_the_step_is_refused(cli, tmp_path):
+    source = SCHEDULED.replace("{inside}", "schedule.step()").replace("{outside}", "pass")
+    source = source.replace("def train_step(model, optimizer, x):", "def train_step(model, optimizer, x, schedule):")
+    source = source.replace("train_step(model, optimizer, torch.ones(3, 4))",
+                            "train_step(model, optimizer, torch.ones(3, 4), schedule)")
+    path = write(tmp_path, "sched.py", source)
+    assert_user_error(cli("run", str(path)), "changes its optimizer's settings (lr 0.1 -> 0.05)",
+                      "step the scheduler outside")

@@ -669,6 +669,12 @@ def trace_callable(
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()
+        if tracer.training.changed_settings:
+            raise _error_at_entry(
+                fn, f"{getattr(fn, '__name__', 'the entry')} changes its optimizer's settings "
+                f"({', '.join(tracer.training.changed_settings)}), as an LR scheduler stepping inside it does: the "
+                "trace would keep this call's values as constants; step the scheduler outside the traced function"
+            )
         drawn = _python_rng_drawn(drawn_before)
         if drawn:
             raise _error_at_entry(

@@ -43,13 +43,16 @@ from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate
 from tracecli.frontend.custom_functions import UntracedBackward, run_forward, tie
+from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
 
 _UNSET = object()
 
+
 class TrainingError(Exception):
     """A training-step construct tracing does not follow; the tracer puts it at the user's line."""
+
 
 class Training:
     """The leaves and their gradients while one entry is traced."""
@@ -74,6 +77,7 @@ class Training:
         self.names: dict[int, tuple[str, Callable[[], object]]] = {}  # id(real tensor) -> its name and home
         self.first_step = False  # an optimizer made its state in the trace
         self.untraced: dict[str, str] = {}  # a custom Function's output -> why its backward is not traced
+        self.changed_settings: list[str] = []  # optimizer settings the traced call changed
 
     # -- what the tracer tells it ------------------------------------------------------
 
@@ -102,14 +106,16 @@ class Training:
     # -- the user's calls ----------------------------------------------------------------
 
     def leaf(self, tensor) -> str | None:
+        """The leaf `tensor` is, or None. A real tensor the trace has not read yet (a
+        parameter whose .grad `zero_grad()` reads first) becomes an input here."""
         value = self.tracer.value_of(tensor)
+        if value is None and isinstance(tensor, torch.Tensor) and not isinstance(tensor, TensorProxy):
+            value = self.tracer.lift(tensor)
         return None if value is None else self.leaf_of.get(value.name)
 
     def get_grad(self, tensor):
         leaf = self.leaf(tensor)
         if leaf is None:
-            if self.tracer.value_of(tensor) is None:
-                return _real_grad(tensor)
             return None  # a tensor computed in the step: autograd keeps no .grad for it
         grad = self._grad(leaf)
         return None if grad is None else self.tracer.proxy(grad)
@@ -117,9 +123,6 @@ class Training:
     def set_grad(self, tensor, grad) -> None:
         leaf = self.leaf(tensor)
         if leaf is None:
-            if self.tracer.value_of(tensor) is None:
-                _set_real_grad(tensor, grad)
-                return
             raise TrainingError("setting .grad of a tensor computed in the traced step is not traced; "
                                 "set the .grad of parameters and inputs that require grad")
         self._grad(leaf)  # what it was when the call began, before it is replaced
@@ -175,7 +178,9 @@ class Training:
                 continue  # no gradient reaches it: its .grad stays as it was, as in eager
             known = self._grad(leaf)
             if known is not None:
-                grad = self.tracer.record_top(ltorch.add, (known, grad), {})
+                # Into the .grad already there, in place, as autograd accumulates: a
+                # `zero_grad(set_to_none=False)` step keeps the same .grad tensors.
+                grad = self.tracer.record_top(ltorch.add_, (known, grad), {})
                 self.no_grad.add(grad.name)
             self._set(leaf, grad)
             self.set_at[leaf] = source
@@ -222,6 +227,12 @@ class Training:
                     for key in set(state) - before.get(param, set()):
                         self.first_step = True
                         self.homes.append((None, _state_home(optimizer, param, key)))
+            # A setting the step itself changes (an LR scheduler stepping inside it) is
+            # a Python side effect no trace repeats: noted, and put back as it was.
+            for group, key, value in self.settings:
+                if group.get(key) != value:
+                    self.changed_settings.append(f"{key} {value!r} -> {group.get(key)!r}")
+                    group[key] = value
 
     def _name_state(self, optimizer) -> None:
         kind = type(optimizer).__name__.lower()
@@ -275,6 +286,7 @@ class Training:
                 reach.update(v.name for v in outs)
         return output.name in reach
 
+
 def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, scope: str,
             defined_at: dict[str, int]) -> BoundSymbol | None:
     """The backward as one region: its arguments the values its members read from
@@ -297,6 +309,7 @@ def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, s
     return BoundSymbol(region_symbol(f"backward{index}", BACKWARD), tuple(args.values()), (), output,
                        members, source=source, scope=scope)
 
+
 def _state_home(optimizer, param, key) -> Callable[[], object]:
     return lambda: optimizer.state[param].get(key) if param in optimizer.state else None
 
@@ -310,17 +323,16 @@ def _variable_of(frame, tensor) -> str | None:
             return name
     return None
 
+
 def _here():
     frame = user_frame(sys._getframe(2))
     return location_of(frame) if frame is not None else None
+
 
 def _real_grad(tensor: torch.Tensor):
     with torch._C.DisableTorchFunction():
         return tensor.grad
 
-def _set_real_grad(tensor: torch.Tensor, grad) -> None:
-    with torch._C.DisableTorchFunction():
-        tensor.grad = grad
 
 @contextmanager
 def optimizer_state_kept(copy: Callable = lambda obj: obj, on_first_step: Callable | None = None) -> Iterator[None]:
@@ -347,10 +359,12 @@ def optimizer_state_kept(copy: Callable = lambda obj: obj, on_first_step: Callab
             for param, state in states.items():
                 optimizer.state[param] = {k: _put_back(v, c) for k, (v, c) in state.items()}
 
+
 def _put_back(original, saved):
     if isinstance(original, torch.Tensor) and saved is not original:
         with torch.no_grad(), torch._C.DisableTorchFunction():
             original.copy_(saved)
     return original
+
 
 __all__ = ["Training", "TrainingError", "optimizer_state_kept"]

@@ -75,3 +75,56 @@ def _matmul(g, out, a, b):
 @backward(prims.scatter_reduce)
 def _scatter_reduce(g, out, *args, **kwargs):
     raise NotDifferentiable("the gradient of scatter_reduce is not modelled yet")
+
+
+# --- selecting by order: sort, topk, the k-th value, median, mode, max and min along a dim --
+# Each gives the indices it picked: the gradient goes back exactly there, to the element
+# torch picked among equal ones, never split between ties.
+
+
+def _scattered(g, x, indices, dim: int, reduced: bool):
+    if g is None:
+        return None
+    if reduced:  # one value per slice along dim, dim itself removed
+        shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+        g, indices = prims.reshape(g, shape), prims.reshape(indices, shape)
+    return prims.scatter(zeros_like(x), indices, g, dim)
+
+
+@backward(prims.sort)
+def _sort(g, out, x, dim, descending, stable):
+    return (_scattered(g[0], x, out[1], dim, reduced=False),)
+
+
+@backward(prims.topk)
+def _topk(g, out, x, k, dim, largest, sorted):  # noqa: A002
+    return (_scattered(g[0], x, out[1], dim, reduced=False),)
+
+
+@backward(prims.kthvalue)
+def _kthvalue(g, out, x, k, dim):
+    return (_scattered(g[0], x, out[1], dim, reduced=True),)
+
+
+@backward(prims.median, prims.nanmedian, prims.mode)
+def _picked_along(g, out, x, dim):
+    return (_scattered(g[0], x, out[1], dim, reduced=True),)
+
+
+@backward(ltorch.ALL["max"], ltorch.ALL["min"])
+def _extremum_along(g, out, x, dim, keepdim):
+    d = dim if dim >= 0 else dim + x.ndim
+    return (_scattered(g[0], x, out[1], d, reduced=not keepdim),)
+
+
+@backward(ltorch.median, ltorch.nanmedian)
+def _median(g, out, x, dim, keepdim):
+    if dim is not None:
+        d = dim if dim >= 0 else dim + x.ndim
+        return (_scattered(g[0], x, out[1], d, reduced=not keepdim),)
+    # Over all elements torch spreads the gradient evenly over the elements equal to the
+    # result (NaN counting as equal to a NaN result), as for a maximum over everything.
+    value = prims.broadcast_in_dim(out, x.shape, ())
+    equal = prims.bitwise_or(prims.eq(x, value), prims.bitwise_and(prims.ne(x, x), prims.ne(value, value)))
+    share = prims.div(g, prims.sum(prims.convert_element_type(equal, x.dtype), tuple(range(x.ndim))))
+    return (prims.where(equal, prims.broadcast_in_dim(share, x.shape, ()), zeros_like(x)),)

@@ -222,3 +222,25 @@ def _cross_entropy(g, out, x, target, weight, ignore_index, reduction, label_smo
     # still gives the ignored samples nothing.
     grad = ltorch.mul(ltorch.sub(probabilities, one_hot), per_sample)
     return (ltorch.where(kept, grad, ltorch.zeros_like(grad)),)
+
+
+@backward(ltorch.logsigmoid)
+def _logsigmoid(g, out, x):
+    # d/dx log σ(x) = σ(-x)
+    return (to_dtype(ltorch.mul(_wide(g), ltorch.sigmoid(ltorch.neg(_wide(x)))), x.dtype),)
+
+
+@backward(ltorch.hardsigmoid)
+def _hardsigmoid(g, out, x):
+    # relu6(x + 3) / 6: slope 1/6 strictly between -3 and 3, as torch's kernel has it
+    inside = prims.bitwise_and(prims.gt(x, -3.0), prims.lt(x, 3.0))
+    return (_masked(prims.mul(g, 1.0 / 6.0), inside),)
+
+
+@backward(ltorch.hardswish)
+def _hardswish(g, out, x):
+    # x · relu6(x + 3) / 6: 0 below -3, x/3 + 1/2 up to 3 (inclusive, as torch's kernel), 1 above
+    xw, gw = _wide(x), _wide(g)
+    middle = ltorch.mul(gw, ltorch.add(ltorch.true_divide(xw, 3.0), 0.5))
+    grad = ltorch.where(ltorch.lt(xw, -3.0), ltorch.zeros_like(gw), ltorch.where(ltorch.le(xw, 3.0), middle, gw))
+    return (to_dtype(grad, x.dtype),)
