@@ -76,6 +76,8 @@ def _exclusive_cumprod(x, dim):
 
 @backward(prims.cumsum)
 def _cumsum(g, out, x, dim):
+    if x.ndim == 0:  # a running sum of one element is the element itself
+        return (g,)
     return (prims.flip(prims.cumsum(prims.flip(g, (dim,)), dim), (dim,)),)
 
 
