@@ -34,9 +34,11 @@ symbolic-matrix: install
 	TRACECLI_SYMBOLIC_MATRIX=1 $(BIN)/python -m pytest -q -s -W ignore::UserWarning tests/test_symbolic_ops.py
 
 # Every OpInfo of torch's op database through tracecli (make test checks a sample): the
-# count of each class per family, the defects, and the opaque ops ranked by what they block.
+# count of each class per family, the defects, and the opaque ops ranked by what they block;
+# then the gradients of the modeled ones against torch.autograd, and the ops refused.
 coverage: install
 	$(BIN)/python -m tests.opinfo.coverage
+	$(BIN)/python -m tests.opinfo.gradients
 
 bench: install
 	$(BIN)/python benchmarks/run.py

@@ -56,19 +56,21 @@ def against_table(result: OpResult) -> str:
     return ""
 
 
-def family_table(results: dict[str, OpResult]) -> str:
+def family_table(results: dict, columns: tuple[str, ...] = COLUMNS) -> str:
+    """The count of each class (a result's `kind`) per family, and the totals."""
     ops = opinfos()
     counts: dict[str, Counter] = {}
     for name, result in results.items():
         counts.setdefault(family(ops[name]), Counter())[result.kind] += 1
     total = sum(counts.values(), Counter())
     width = max(len(f) for f in [*counts, "family"])
-    head = f"{'family':<{width}}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'total':>8}"
+    widths = [max(9, len(c) + 2) for c in columns]
+    head = f"{'family':<{width}}" + "".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)) + f"{'total':>8}"
     rows = [head, "-" * len(head)]
     for name, tally in [*sorted(counts.items()), ("total", total)]:
         if name == "total":
             rows.append("-" * len(head))
-        rows.append(f"{name:<{width}}" + "".join(f"{tally[c]:>9}" for c in COLUMNS)
+        rows.append(f"{name:<{width}}" + "".join(f"{tally[c]:>{w}}" for c, w in zip(columns, widths, strict=True))
                     + f"{sum(tally.values()):>8}")
     return "\n".join(rows)
 

@@ -99,9 +99,11 @@ class OpResult:
 # --- one sample ---------------------------------------------------------------------------
 
 
-def split(op: OpInfo, sample) -> tuple[Callable, tuple]:
+def split(op: OpInfo, sample, for_grad: bool = False) -> tuple[Callable, tuple]:
     """(fn, tensors): `fn(*tensors)` calls the op on the sample; the sample's other
-    arguments are constants of `fn`."""
+    arguments are constants of `fn`. `for_grad`: called as torch's gradient tests call
+    it, through the OpInfo's gradcheck_wrapper (a Hermitian input made so, ...) and the
+    sample's output_process_fn_grad (the outputs whose gradient is defined)."""
     leaves, spec = tree_flatten((sample.input, sample.args, sample.kwargs))
     where = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
 
@@ -110,6 +112,8 @@ def split(op: OpInfo, sample) -> tuple[Callable, tuple]:
         for i, tensor in zip(where, tensors, strict=True):
             filled[i] = tensor
         first, args, kwargs = tree_unflatten(filled, spec)
+        if for_grad:
+            return sample.output_process_fn_grad(op.gradcheck_wrapper(op.op, first, *args, **kwargs))
         return op.op(first, *args, **kwargs)
 
     return fn, tuple(leaves[i] for i in where)

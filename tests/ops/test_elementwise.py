@@ -255,6 +255,8 @@ case("clamp", "tensor-wider", lambda x, lo: x.clamp(min=lo), T("f32", (4,)), T("
 case("clamp", "tensor-promote", lambda x, lo: x.clamp(lo), T("f16", (3, 4)), T("f32", (3, 4)))
 case("clamp", "0d-bounds", lambda x, lo, hi: x.clamp(lo, hi), T("f32", (3, 4)), T("f64", ()), T("f64", ()))
 case("clamp", "int-0d-float", lambda x, lo: torch.clamp(x, lo), T("i64", (3, 4)), L(0.5, "f32"))
+case("clamp", "int-tensor-bounds", lambda x, lo, hi: x.clamp(lo, hi), T("f32", (3, 4)), T("i32", (3, 4)), T("i64", (4,)))
+case("clamp", "clamp_max-tensor", lambda x, hi: torch.clamp_max(x, hi), T("f32", (2, 3)), T("f32", (3,)))
 case("clamp", "clamp_min-tensor", lambda x, lo: torch.clamp_min(x, lo), T("f32", (3,)), T("f32", (2, 3)))
 case("clamp", "nan", lambda x: x.clamp(-1, 1), L((NAN, -INF, INF, 0.5), "f32"))
 case("clamp", "nan-bound", lambda x, lo: x.clamp(min=lo), L((0.0, 1.0), "f32"), L((NAN, 0.0), "f32"))

@@ -36,6 +36,9 @@ for _ord in ORDS:
     case("vector_norm", f"ord{_ord}-dim", lambda x, o=_ord: LA.vector_norm(x, o, dim=-1, keepdim=True), X3)
     case("vector_norm", f"ord{_ord}-zeros", lambda x, o=_ord: LA.vector_norm(x, o, 1),
          L(((0.0, 1.5, -2.0), (0.0, 0.0, 0.0), (NAN, 1.0, 0.0), (INF, -1.0, 2.0)), "f32"))
+    # A zero row among finite ones: torch's gradient there is 0 at every order.
+    case("vector_norm", f"ord{_ord}-zero-row", lambda x, o=_ord: LA.vector_norm(x, o, 1),
+         L(((0.0, 1.5, -2.0), (0.0, 0.0, 0.0), (3.0, -3.0, 1.0)), "f32"))
     case("vector_norm", f"ord{_ord}-one-element", lambda x, o=_ord: LA.vector_norm(x, o, (0, 2)),
          L((((-1e-30,), (3e38,), (0.0,)),), "f32"))
 for _dtype in FLOATS:

@@ -85,6 +85,9 @@ def _scatter_reduce(g, out, *args, **kwargs):
 def _scattered(g, x, indices, dim: int, reduced: bool):
     if g is None:
         return None
+    if x.ndim == 0:  # the one element picked from itself
+        return prims.reshape(g, ()) if g.ndim else g
+    dim = dim % x.ndim
     if reduced:  # one value per slice along dim, dim itself removed
         shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
         g, indices = prims.reshape(g, shape), prims.reshape(indices, shape)
@@ -113,15 +116,13 @@ def _picked_along(g, out, x, dim):
 
 @backward(ltorch.ALL["max"], ltorch.ALL["min"])
 def _extremum_along(g, out, x, dim, keepdim):
-    d = dim if dim >= 0 else dim + x.ndim
-    return (_scattered(g[0], x, out[1], d, reduced=not keepdim),)
+    return (_scattered(g[0], x, out[1], dim, reduced=not keepdim),)
 
 
 @backward(ltorch.median, ltorch.nanmedian)
 def _median(g, out, x, dim, keepdim):
     if dim is not None:
-        d = dim if dim >= 0 else dim + x.ndim
-        return (_scattered(g[0], x, out[1], d, reduced=not keepdim),)
+        return (_scattered(g[0], x, out[1], dim, reduced=not keepdim),)
     # Over all elements torch spreads the gradient evenly over the elements equal to the
     # result (NaN counting as equal to a NaN result), as for a maximum over everything.
     value = prims.broadcast_in_dim(out, x.shape, ())

@@ -8,8 +8,9 @@ import math
 
 import torch
 
+from tracecli.core.dims import same_shape
 from tracecli.ops import ltorch, prims
-from tracecli.ops.grads.base import NotDifferentiable, backward, is_differentiable, to_dtype, zeros_like
+from tracecli.ops.grads.base import NotDifferentiable, backward, is_differentiable, sum_to, to_dtype, zeros_like
 from tracecli.ops.ltorch._base import compute_dtype
 from tracecli.ops.opaque import opaque_symbol
 from tracecli.ops.promotion import canonical_dims
@@ -36,17 +37,41 @@ def _hardtanh(g, out, x, min_val, max_val):
 
 @backward(ltorch.clamp)
 def _clamp(g, out, x, min, max):  # noqa: A002
-    if is_differentiable(min) or is_differentiable(max):
-        raise NotDifferentiable("clamp with tensor bounds: the gradient of the bounds is not modelled yet")
-    if x.dtype != g.dtype:
-        raise NotDifferentiable("clamp that changes the dtype: not modelled yet")
+    # torch's clamp_backward_min_max: x's cotangent where min <= x <= max; a tensor min's
+    # where x < min (and min < max, else max wins), a tensor max's where x > max or max < min.
+    # The comparisons promote and broadcast as clamp itself does; each gradient is summed
+    # back to its argument's shape.
+    zero = zeros_like(g)
+
+    def part(keep, arg):
+        if not is_differentiable(arg):
+            return None
+        return to_dtype(sum_to(prims.where(_as(keep, g), g, zero), arg.shape), arg.dtype)
+
     keep = None
     if min is not None:
-        keep = prims.ge(x, min)
+        keep = ltorch.ge(x, min)
     if max is not None:
-        upper = prims.le(x, max)
-        keep = upper if keep is None else prims.bitwise_and(keep, upper)
-    return (g if keep is None else _masked(g, keep),)
+        upper = ltorch.le(x, max)
+        keep = upper if keep is None else ltorch.logical_and(keep, upper)
+    grads = [g if keep is None else part(keep, x), None, None]
+    if is_differentiable(min):
+        below = ltorch.lt(x, min)
+        grads[1] = part(below if max is None else ltorch.logical_and(below, ltorch.lt(min, max)), min)
+    if is_differentiable(max):
+        above = ltorch.gt(x, max)
+        grads[2] = part(above if min is None else ltorch.logical_or(above, ltorch.lt(max, min)), max)
+    if grads[0] is g and is_differentiable(x):
+        grads[0] = to_dtype(g, x.dtype)
+    return tuple(grads)
+
+
+def _as(mask, like):
+    """A mask broadcast to the cotangent's shape (bounds may broadcast x further)."""
+    if same_shape(mask.shape, like.shape):
+        return mask
+    lead = like.ndim - mask.ndim
+    return prims.broadcast_in_dim(mask, tuple(like.shape), tuple(range(lead, like.ndim)))
 
 
 def _softmax_dim(out, dim) -> int:

@@ -76,6 +76,8 @@ def _exclusive_cumprod(x, dim):
 
 @backward(prims.cumsum)
 def _cumsum(g, out, x, dim):
+    if x.ndim == 0:  # a running sum of one element is the element itself
+        return (g,)
     return (prims.flip(prims.cumsum(prims.flip(g, (dim,)), dim), (dim,)),)
 
 
@@ -98,19 +100,44 @@ def _unmodelled_scan(g, out, x, dim):
 no_gradient(prims.argmax, prims.argmin, prims.searchsorted, prims.histc)
 
 
-def _euclidean(bound) -> bool:
+def _nonzero_order(bound) -> bool:
     args = bound.arguments
-    return args["ord"] == 2 and args["dtype"] is None and args["x"].dtype.is_float
+    return args["ord"] != 0 and args["dtype"] is None and args["x"].dtype.is_float
 
 
-@backward(ltorch.vector_norm, when=_euclidean)
+@backward(ltorch.vector_norm, when=_nonzero_order)
 def _vector_norm(g, out, x, ord, dim, keepdim, dtype):  # noqa: A002
-    # x * g / norm, and 0 where the norm is 0: torch masks the division there, where the
-    # decomposition's chain rule would give 0 / 0.
+    # torch's norm_backward: sgn(x) |x|^(p-1) g / norm^(p-1), with the 0 / 0 its chain
+    # rule would give at a zero vector (or at a zero element, for p < 1) masked to 0;
+    # the decomposition's chain rule gives NaN or inf there. At p = ±inf, the cotangent
+    # shared evenly among the elements whose magnitude is the norm (or NaN), as amax's.
     given = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     dims = canonical_dims(given, x.ndim) if given else tuple(range(x.ndim))
     if keepdim:
         g, out = (prims.reshape(t, tuple(d for i, d in enumerate(x.shape) if i not in dims)) for t in (g, out))
-    at_zero = prims.eq(out, 0.0)
-    scale = prims.where(at_zero, zeros_like(out), prims.div(g, out))
-    return (prims.mul(x, prims.broadcast_in_dim(scale, x.shape, tuple(i for i in range(x.ndim) if i not in dims))),)
+    kept = tuple(i for i in range(x.ndim) if i not in dims)
+
+    def spread(t):
+        return prims.broadcast_in_dim(t, x.shape, kept)
+
+    if ord == 1:
+        return (prims.mul(prims.sign(x), spread(g)),)
+    magnitude = prims.abs(x)
+    if math.isinf(ord):
+        hit = prims.bitwise_or(prims.eq(magnitude, spread(out)), prims.ne(magnitude, magnitude))
+        count = prims.sum(prims.convert_element_type(hit, g.dtype), dims)
+        share = spread(prims.div(g, count))
+        return (prims.mul(prims.sign(x), prims.where(hit, share, zeros_like(share))),)
+    if ord < 1:
+        scaled = prims.mul(prims.sign(x), prims.pow(magnitude, ord - 1.0))
+        scaled = prims.where(prims.eq(x, 0.0), zeros_like(x), scaled)
+        return (prims.mul(scaled, spread(prims.mul(g, prims.pow(out, 1.0 - ord)))),)
+    if ord == 2:
+        scaled = x
+    elif ord < 2:
+        scaled = prims.mul(prims.sign(x), prims.pow(magnitude, ord - 1.0))
+    else:
+        scaled = prims.mul(x, prims.pow(magnitude, ord - 2.0))
+    norm = out if ord == 2 else prims.pow(out, ord - 1.0)
+    scale = prims.where(prims.eq(out, 0.0), zeros_like(out), prims.div(g, norm))
+    return (prims.mul(scaled, spread(scale)),)
