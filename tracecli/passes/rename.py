@@ -115,4 +115,4 @@ def rename(trace: Trace) -> PassResult:
     names = _plan(trace)
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, names)

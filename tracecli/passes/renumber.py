@@ -48,7 +48,7 @@ def renumber(trace: Trace) -> PassResult:
     names = {old: new for old, new in names.items() if old != new}
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, names)
 
 
 def _top_level_first(bsyms) -> list[BoundSymbol]:
