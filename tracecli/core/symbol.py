@@ -178,9 +178,9 @@ def new_bound_symbol(
 
 
 def _replace(bsym: BoundSymbol, **changes) -> BoundSymbol:
-    # Positional construction: passes call this for every bound symbol they rewrite.
+    # Passes call this for every bound symbol they rewrite (lower: every subsymbol).
     get = changes.get
-    return BoundSymbol(
+    return new_bound_symbol(
         get("symbol", bsym.symbol), get("args", bsym.args), get("kwargs", bsym.kwargs), get("output", bsym.output),
         get("subsymbols", bsym.subsymbols), get("source", bsym.source), get("name_hints", bsym.name_hints),
         get("scope", bsym.scope),
