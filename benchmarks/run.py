@@ -259,10 +259,15 @@ def print_environment(clock: Clock) -> None:
     print()
 
 
+def _pass_sizes(quick: bool) -> list[int]:
+    return [1_000, 10_000] if quick else [10_000, 100_000]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
+    parser.add_argument("--only", choices=["passes"], help="run one section alone (no summary): passes")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
@@ -273,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     # As the CLI does at start-up: what is imported stays, the collector need not rescan it.
     gc.freeze()
     print_environment(clock)
+    if args.only == "passes":  # a pass's cost alone, while working on one, in about a minute
+        print_passes(bench_passes(_pass_sizes(args.quick), 3, clock))
+        return 0
     # The generated scripts live under the working directory, as a script given to
     # `tracecli run` usually does: the tracer shows their paths relative to it.
     with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp, contextlib.chdir(tmp):
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         print_tracing(tracing)
         execution = bench_execution(workdir, rounds, clock)
         print_execution(execution)
-    passes = bench_passes([10_000, 100_000] if not args.quick else [1_000, 10_000], 3, clock)
+    passes = bench_passes(_pass_sizes(args.quick), 3, clock)
     print_passes(passes)
     print_models(bench_models(reps=1 if args.quick else 3))
     verifying = bench_verify([10_000, 100_000] if not args.quick else [1_000, 10_000], rounds, clock)

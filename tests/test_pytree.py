@@ -120,6 +120,18 @@ def test_value_fast_paths_agree_with_the_generic_walkers():
         assert key(other) != key(pair)
 
 
+def test_map_values_keeps_a_tuple_nothing_changed_in_but_never_shares_a_list():
+    tree = ((8, "cpu"), A, (N, (1, 2)))
+    assert map_values(lambda v: v, tree) is tree
+    renamed = map_values(lambda v: B if v is A else v, tree)
+    assert renamed == ((8, "cpu"), B, (N, (1, 2)))
+    assert renamed[0] is tree[0] and renamed[2] is tree[2]
+    # A list is mutable: the result never holds the input's own, so neither the tuple.
+    holding_list = ((8,), [N])
+    mapped = map_values(lambda v: v, holding_list)
+    assert mapped == holding_list and mapped is not holding_list and mapped[1] is not holding_list[1]
+
+
 def test_other_dict_and_list_subclasses_are_walked_as_plain_ones():
     class Tags(list):
         pass

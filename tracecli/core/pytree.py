@@ -324,7 +324,13 @@ def map_values(fn: Callable, obj: object) -> object:
     if kind in _VALUE_SET:
         return fn(obj)
     if kind is tuple:
-        return tuple([map_values(fn, item) for item in obj])
+        items = [map_values(fn, item) for item in obj]
+        # A tuple in which nothing changed is itself (tuples are immutable): passes then
+        # see that a bound symbol holding only constants there needs no new record.
+        for new, old in zip(items, obj, strict=True):
+            if new is not old:
+                return tuple(items)
+        return obj
     if kind is list:
         return [map_values(fn, item) for item in obj]
     if kind is Dim:

@@ -70,7 +70,10 @@ def flatten_regions(bsyms) -> Iterator[BoundSymbol]:
     """The top-level bound symbols with each region replaced by its members: the calls
     the user's lines made, for passes that read their name hints."""
     for bsym in bsyms:
-        if is_region(bsym):
+        # Most symbols have no tags at all: that case skips hashing the tag (a Python-level
+        # Enum.__hash__). Passes read the hints of every top-level call through here.
+        tags = bsym.symbol.tags
+        if tags and Tag.REGION in tags:
             yield from flatten_regions(bsym.subsymbols)
         else:
             yield bsym

@@ -50,13 +50,18 @@ def _plan(trace: Trace) -> dict[str, str]:
         if not hints:
             continue
         output = bsym.output
-        if type(output) is TensorValue:  # one output, as most ops have: no tree to walk
-            hinted.extend([(out, spell(var)) for out, var in hints if out == output.name])
+        if type(output) is TensorValue and len(hints) == 1:
+            # One output and one hint for it, as most calls have: no tree to walk.
+            out, var = hints[0]
+            if out == output.name:
+                legal = spelled.get(var)
+                hinted.append((out, spell(var) if legal is None else legal))
         else:
             outputs = {o.name for o in values_in(output)}
             hinted.extend([(out, spell(var)) for out, var in hints if out in outputs])
 
-    final: dict[str, str] = {}
+    final: dict[str, str] = {}  # only names that change: it is the plan
+    kept: set[str] = set()  # values whose user name is their own name already (`t7` stays `t7`)
     claimed = set(fixed)
     versions: list[tuple[str, str]] = []
     seen_values: set[str] = set()
@@ -64,15 +69,22 @@ def _plan(trace: Trace) -> dict[str, str]:
         if value in seen_values:
             continue  # a value merged by cse carries several hints: the first one names it
         seen_values.add(value)
-        if var not in claimed:
-            final[value] = var
-            claimed.add(var)
-        else:
+        if var in claimed:
             versions.append((value, var))
+        else:
+            claimed.add(var)
+            if var != value:
+                final[value] = var
+            else:
+                kept.add(value)
     # Versioned names are chosen only after every exact user name is claimed, so a
-    # user's own `a_1` is never taken by the second version of `a`.
-    user_names = {var for _, var in hinted}
+    # user's own `a_1` is never taken by the second version of `a`. (Every variable in
+    # `hinted` was spelled.) Two versions never clash: `a_<k>` splits at its last `_`
+    # into one variable and one number. So they are checked against the names claimed
+    # before them (a few dozen, usually) and claimed all at once afterwards.
+    user_names = set(spelled.values())
     next_version: dict[str, int] = {}
+    version_names: list[str] = []
     for value, var in versions:
         k = next_version.get(var, 1)
         name = f"{var}_{k}"
@@ -80,19 +92,22 @@ def _plan(trace: Trace) -> dict[str, str]:
             k += 1
             name = f"{var}_{k}"
         next_version[var] = k + 1
-        final[value] = name
-        claimed.add(name)
+        version_names.append(name)
+        if name != value:
+            final[value] = name
+        else:
+            kept.add(value)
+    claimed.update(version_names)
 
     # Every other name stays unless a user name now needs it.
-    defined = trace.names
-    in_the_way = {n for n in claimed if n in defined and n not in final and n not in fixed}
+    in_the_way = {n for n in claimed & trace.names if n not in final and n not in kept and n not in fixed}
     if in_the_way:
         registry = NameRegistry(claimed | trace.names)
         for _, bsym in walk(trace.bsyms):  # in definition order, so the fresh names are deterministic
             for out in bsym.iter_outputs():
                 if out.name in in_the_way and out.name not in final:
                     final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifbs" else "t")
-    return {old: new for old, new in final.items() if old != new}
+    return final
 
 
 @register("rename", "name values after the user's variables they were stored into")
@@ -100,4 +115,4 @@ def rename(trace: Trace) -> PassResult:
     names = _plan(trace)
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, names)

@@ -12,9 +12,12 @@ t0, t1, t2 ... at any --depth; subsymbol intermediates are numbered after them.
 from __future__ import annotations
 
 from tracecli.core.names import GENERATED
+from tracecli.core.pytree import values_in
 from tracecli.core.regions import flatten_regions
 from tracecli.core.rewrite import map_trace, renamer
-from tracecli.core.trace import Trace, walk
+from tracecli.core.symbol import BoundSymbol
+from tracecli.core.trace import Trace
+from tracecli.core.values import TensorValue
 from tracecli.passes.base import PassResult, register
 
 
@@ -24,19 +27,43 @@ def renumber(trace: Trace) -> PassResult:
     taken = {v.name for v in trace.inputs} | user_named
     counters: dict[str, int] = {}
     names: dict[str, str] = {}
-    top_level_first = list(trace.bsyms) + [b for depth, b in walk(trace.bsyms) if depth > 0]
-    for bsym in top_level_first:
-        for out in bsym.iter_outputs():
-            if out.name in names or out.name in user_named or not GENERATED.match(out.name):
+    generated = GENERATED.match
+    for bsym in _top_level_first(trace.bsyms):
+        output = bsym.output
+        # Most bound symbols have one tensor output (and a subsymbol mostly produces its
+        # parent's): no tree to walk, and no pattern to match for a value already seen.
+        for out in (output,) if type(output) is TensorValue else values_in(output):
+            name = out.name
+            if name in names or name in user_named or not generated(name):
                 continue
-            prefix = out.name[0]
+            prefix = name[0]
             n = counters.get(prefix, 0)
-            while f"{prefix}{n}" in taken:
+            new = f"{prefix}{n}"
+            while new in taken:
                 n += 1
+                new = f"{prefix}{n}"
             counters[prefix] = n + 1
-            names[out.name] = f"{prefix}{n}"
-            taken.add(names[out.name])
+            names[name] = new
+            taken.add(new)
     names = {old: new for old, new in names.items() if old != new}
     if not names:
         return PassResult(trace, False, {"renamed": 0})
-    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, dict(names))
+    return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, names)
+
+
+def _top_level_first(bsyms) -> list[BoundSymbol]:
+    """The top-level bound symbols, then every subsymbol below them in `walk` order."""
+    order = list(bsyms)
+    for bsym in bsyms:
+        for sub in bsym.subsymbols:  # one level written out: most subsymbols have none below
+            order.append(sub)
+            if sub.subsymbols:
+                _append_below(sub.subsymbols, order)
+    return order
+
+
+def _append_below(subsymbols, order: list[BoundSymbol]) -> None:
+    for sub in subsymbols:
+        order.append(sub)
+        if sub.subsymbols:
+            _append_below(sub.subsymbols, order)
