@@ -267,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
-    parser.add_argument("--only", choices=["passes"], help="run one section alone (no summary): passes")
+    parser.add_argument("--only", choices=["passes", "training"],
+                        help="run one section alone (no summary): passes, training")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
@@ -280,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     print_environment(clock)
     if args.only == "passes":  # a pass's cost alone, while working on one, in about a minute
         print_passes(bench_passes(_pass_sizes(args.quick), 3, clock))
+        return 0
+    if args.only == "training":
+        print_training(bench_training(1 if args.quick else 3))
         return 0
     # The generated scripts live under the working directory, as a script given to
     # `tracecli run` usually does: the tracer shows their paths relative to it.
