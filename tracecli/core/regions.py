@@ -79,6 +79,22 @@ def flatten_regions(bsyms) -> Iterator[BoundSymbol]:
             yield bsym
 
 
+def outside_arguments(members, sizes: dict | None = None) -> dict[str, object]:
+    """The values `members` read that none of them makes, by name, in the order first
+    read: a region's arguments. With `sizes` (name -> the size value bound at the top
+    level), the size symbols they use too."""
+    produced: set[str] = set()
+    args: dict[str, object] = {}
+    for member in members:
+        for value in member.arg_values():
+            if value.name not in produced:
+                args.setdefault(value.name, value)
+        for name in sorted(sizes_read(member)) if sizes is not None else ():
+            args.setdefault(name, sizes[name])
+        produced.update(o.name for o in member.output_values())
+    return args
+
+
 def outside_reads(members) -> set[str]:
     """The names of the values (and size symbols) `members` read that none of them makes."""
     made: set[str] = set()

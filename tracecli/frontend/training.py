@@ -38,7 +38,7 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from tracecli.core.pytree import tree_leaves
-from tracecli.core.regions import BACKWARD, region_symbol
+from tracecli.core.regions import BACKWARD, outside_arguments, region_symbol
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate
@@ -294,13 +294,8 @@ def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, s
     gradients they make."""
     if not members:
         return None
-    produced: set[str] = set()
-    args: dict[str, object] = {}
-    for member in members:
-        for value in member.arg_values():
-            if value.name not in produced:
-                args.setdefault(value.name, value)
-        produced.update(o.name for o in member.output_values())
+    args = outside_arguments(members)
+    produced = {o.name for member in members for o in member.output_values()}
     args = dict(sorted(args.items(), key=lambda item: defined_at.get(item[0], -1)))
     outputs = list({g.name: g for g in grads.values() if g is not None and g.name in produced}.values())
     if not outputs:

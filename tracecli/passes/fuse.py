@@ -32,7 +32,7 @@ are for (their namespace); `inductor` is the only one so far, and the default.
 
 from __future__ import annotations
 
-from tracecli.core.regions import MODELLED, is_region, region_symbol
+from tracecli.core.regions import MODELLED, is_region, outside_arguments, region_symbol
 from tracecli.core.symbol import BoundSymbol, Tag
 from tracecli.core.trace import Trace, sizes_read, walk
 from tracecli.core.values import NumberValue, TensorValue
@@ -107,15 +107,7 @@ def _read_after(name: str, group: int, readers: dict[str, int]) -> bool:
 
 def _region(members: list[BoundSymbol], index: int, group: int, readers: dict[str, int], namespace: str,
             sizes: dict[str, NumberValue] | None) -> BoundSymbol:
-    produced: set[str] = set()
-    args: dict[str, object] = {}
-    for member in members:
-        for value in member.arg_values():
-            if value.name not in produced:
-                args.setdefault(value.name, value)
-        for name in sorted(sizes_read(member)) if sizes is not None else ():
-            args.setdefault(name, sizes[name])
-        produced.update(o.name for o in member.output_values())
+    args = outside_arguments(members, sizes)
     outputs = [o for m in members for o in m.output_values() if _read_after(o.name, group, readers)]
     output = outputs[0] if len(outputs) == 1 else tuple(outputs)
     scopes = {m.scope for m in members}
