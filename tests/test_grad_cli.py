@@ -80,7 +80,7 @@ CUMULATIVE_PRODUCT = """
 
 @pytest.mark.parametrize(("script", "message"), [
     ("sample_programs/seed_sincos.py", "no input or parameter of foo requires grad"),
-    ("sample_programs/main_block.py", "not yet on a script's main block"),
+    ("sample_programs/main_block.py", "no input or parameter of normalize_rows requires grad"),
     (None, "prims.cumprod"),
 ])
 def test_what_cannot_be_differentiated_is_refused(cli, tmp_path, script, message):
@@ -190,3 +190,37 @@ def test_outputs_in_a_dataclass_are_seeded_like_any_container(cli, tmp_path):
     result = cli("run", write(tmp_path, "classify.py", DATACLASS_OUTPUT), "--grad", "--no-timing", "--color", "never")
     assert result.exit_code == 0, result.output
     assert "the gradient matches eager autograd" in result.stdout
+
+
+MAIN_MODEL = """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.tanh(self.fc(x)).sum()
+
+
+    def main():
+        torch.manual_seed(0)
+        model = Net()
+        for n in (2, 5):
+            print(float(model(torch.randn(n, 4))))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_grad_through_a_main_block(cli, tmp_path):
+    result = cli("run", write(tmp_path, "main_model.py", MAIN_MODEL), "--grad", "--no-timing", "--depth", "0",
+                 "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("def Net_backward(") == 2  # one trace per batch size, each with its backward
+    assert result.stdout.count("all 2 gradients match eager autograd") == 2

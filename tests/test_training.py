@@ -508,3 +508,31 @@ def test_a_scheduler_stepping_inside_the_step_is_refused(cli, tmp_path):
     path = write(tmp_path, "sched.py", source)
     assert_user_error(cli("run", str(path)), "changes its optimizer's settings (lr 0.1 -> 0.05)",
                       "step the scheduler outside")
+
+
+def test_grad_uses_a_custom_functions_own_backward(cli, tmp_path):
+    source = """
+        import torch
+
+
+        class ClampGrad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.clamp(-0.1, 0.1)  # not the forward's derivative: it must be this one
+
+
+        def f(x):
+            return ClampGrad.apply(x).sum()
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, device=device, requires_grad=True) * 3,)
+    """
+    result = cli("run", write(tmp_path, "clamped.py", source), "--grad", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "ltorch.clamp(" in result.stdout[result.stdout.index("def f_backward("):]
+    assert "the gradient matches eager autograd" in result.stdout

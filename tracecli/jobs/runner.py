@@ -237,9 +237,8 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     policy = _dim_policy(input_specs, dynamic, size_calls)
     script = load_script(path)
     main_mode = not input_specs and script.sample_inputs is None and bool(script.main_blocks)
-    if grad and (main_mode or policy is not None):
-        raise UserError("--grad works on the inputs of sample_inputs() or --input, with static shapes: not yet on a "
-                        "script's main block or with symbolic sizes")
+    if grad and policy is not None:
+        raise UserError("--grad works with static shapes: not yet with symbolic sizes")
     if main_mode and size_calls:
         raise UserError("--sizes makes calls from sample_inputs() or --input; this script's main block makes its "
                         "own calls (--dynamic alone makes their dims symbolic)")
@@ -252,7 +251,8 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     result = JobResult(script, entry, reason, device, executor=executor, symbolic=policy is not None)
     if main_mode:
         _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, repeat=repeat,
-                          stamp=not available, steps=steps or [], check=check, executor=executor, dims=policy)
+                          stamp=not available, steps=steps or [], check=check, executor=executor, dims=policy,
+                          grad=grad)
         return result
     if policy is not None:
         _run_sizes(script, entry, fn, result, policy, input_specs, size_calls, device=device, seed=seed,
@@ -262,17 +262,12 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
-    if grad and trains(call.final):
-        raise UserError(f"--grad differentiates what {entry} returns, and {entry} runs a backward of its own "
-                        "(loss.backward()): run it without --grad to see its backward")
     if grad:
-        call.grad, call.grad_stages = differentiate(call.final, program, entry, steps or [], check=check)
+        _differentiate(call, entry, steps or [], check)
     compiled = result.compiled(call.final)  # `trace` too: a printed trace is runnable code
     if execute:
         call.report = _execute(call, compiled, fn, args, kwargs, seed, device, script, repeat)
-        if call.grad is not None:
-            call.report.gradients = check_gradients(call.grad, call.final, program, fn, args, kwargs, seed=seed,
-                                                    executor=executor, cotangents=_sample_grads(script, device))
+        _check_gradients(call, script, fn, args, kwargs, seed, device, executor)
     result.calls.append(call)
     return result
 
@@ -413,9 +408,24 @@ class _TracingEntry:
         return getattr(self._fn, name)
 
 
+def _differentiate(call: TracedCall, entry: str, steps: list[Step], check: bool) -> None:
+    """--grad: the backward of the call's final trace, through the passes."""
+    if trains(call.final):
+        raise UserError(f"--grad differentiates what {entry} returns, and {entry} runs a backward of its own "
+                        "(loss.backward()): run it without --grad to see its backward")
+    call.grad, call.grad_stages = differentiate(call.final, call.program, entry, steps, check=check)
+
+
+def _check_gradients(call: TracedCall, script: Script, fn, args: tuple, kwargs: dict, seed: int, device: str,
+                     executor: str) -> None:
+    if call.grad is not None and call.report is not None:
+        call.report.gradients = check_gradients(call.grad, call.final, call.program, fn, args, kwargs, seed=seed,
+                                                executor=executor, cotangents=_sample_grads(script, device))
+
+
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
                       execute: bool, repeat: int, stamp: bool, steps: list[Step], check: bool, executor: str,
-                      dims: DimPolicy | None = None) -> None:
+                      dims: DimPolicy | None = None, grad: bool = False) -> None:
     # Per signature, the traces made for it so far, each with what it took for granted
     # (and with symbolic sizes, the size check a call must pass).
     compiled_by_signature: dict[tuple, list[tuple[Guard, SizeCheck | None, Callable, TracedProgram, TracedCall]]] = {}
@@ -441,10 +451,13 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims)
                 call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
+                if grad:
+                    _differentiate(call, entry, steps, check)
                 compiled = result.compiled(call.final)
                 if execute:
                     state = torch.get_rng_state()
                     call.report = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, repeat)
+                    _check_gradients(call, script, run_eagerly, args, kwargs, seed, device, executor)
                     torch.set_rng_state(state)
             finally:
                 busy.pop()
