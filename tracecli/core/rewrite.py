@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracecli.core.dims import Dim
+from tracecli.core.dtypes import DType
 from tracecli.core.pytree import map_values, values_in
 from tracecli.core.symbol import BoundSymbol, new_bound_symbol
 from tracecli.core.trace import Trace, substitute_sizes
@@ -122,7 +123,11 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
         mapped = []
         changed = False
         for a in args:
-            if type(a) not in _VALUE_TYPES:
+            kind = type(a)
+            if kind in _CONSTANTS:
+                mapped.append(a)
+                continue
+            if kind not in _VALUE_TYPES:
                 new = map_values(fn, a)
             elif table is None:
                 new = fn(a)
@@ -148,6 +153,9 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
         pairs = []
         changed = False
         for pair in kwargs:
+            if type(pair[1]) in _CONSTANTS:
+                pairs.append(pair)
+                continue
             new = map_values(fn, pair[1])
             if new is not pair[1]:
                 pair = (pair[0], new)
@@ -177,6 +185,9 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
 
 
 _VALUE_TYPES = frozenset({TensorValue, NumberValue})
+# Arguments no value map can change, met in most calls (a scalar, a device, a dtype):
+# passed on without asking map_values.
+_CONSTANTS = frozenset({int, float, bool, str, complex, type(None), DType})
 
 
 def map_trace(trace: Trace, fn: ValueMap, names: dict | set | None = None) -> Trace:
