@@ -269,3 +269,60 @@ def _hardswish(g, out, x):
     middle = ltorch.mul(gw, ltorch.add(ltorch.true_divide(xw, 3.0), 0.5))
     grad = ltorch.where(ltorch.lt(xw, -3.0), ltorch.zeros_like(gw), ltorch.where(ltorch.le(xw, 3.0), middle, gw))
     return (to_dtype(grad, x.dtype),)
+
+
+def _spread_reduction(g, like, reduction: str):
+    """The cotangent of a reduced loss, per element of `like`."""
+    if reduction == "none":
+        return g
+    share = ltorch.true_divide(g, like.numel) if reduction == "mean" else g
+    return ltorch.expand(share, like.shape)
+
+
+def _weight_grad(weight, unweighted, g_spread):
+    """A weight's gradient: the unweighted loss times the cotangent, summed to its shape."""
+    if not is_differentiable(weight):
+        return None
+    return sum_to(to_dtype(ltorch.mul(unweighted, g_spread), weight.dtype), weight.shape)
+
+
+@backward(ltorch.binary_cross_entropy_with_logits)
+def _bce_with_logits(g, out, x, target, weight, reduction, pos_weight):
+    # d/dx = (1 - t) - σ(-x)·(1 + (p - 1)·t), d/dt = -x - (p - 1)·log σ(x), times the
+    # weight; d/dweight = the unweighted loss, d/dp = -t·log σ(x) times the weight.
+    spread = _spread_reduction(g, x, reduction)
+    gw = ltorch.mul(spread, weight) if weight is not None else spread
+    log_sigmoid = ltorch.logsigmoid(x)
+    rest = ltorch.sigmoid(ltorch.neg(x))
+    scale = ltorch.add(ltorch.mul(ltorch.sub(pos_weight, 1), target), 1) if pos_weight is not None else None
+    grad_x = ltorch.rsub(target, 1)
+    grad_x = ltorch.sub(grad_x, rest if scale is None else ltorch.mul(rest, scale))
+    grad_t = None
+    if is_differentiable(target):
+        grad_t = ltorch.neg(x)
+        if pos_weight is not None:
+            grad_t = ltorch.sub(grad_t, ltorch.mul(ltorch.sub(pos_weight, 1), log_sigmoid))
+        grad_t = ltorch.mul(grad_t, gw)
+    grad_w = grad_p = None
+    if is_differentiable(weight):
+        weighted_log = log_sigmoid if scale is None else ltorch.mul(log_sigmoid, scale)
+        grad_w = _weight_grad(weight, ltorch.sub(ltorch.mul(ltorch.rsub(target, 1), x), weighted_log), spread)
+    if is_differentiable(pos_weight):
+        grad_p = _weight_grad(pos_weight, ltorch.neg(ltorch.mul(target, log_sigmoid)), gw)
+    return ltorch.mul(grad_x, gw), grad_t, grad_w, None, grad_p
+
+
+@backward(ltorch.binary_cross_entropy)
+def _bce(g, out, x, target, weight, reduction):
+    # torch's: (x - t) / max(x·(1 - x), 1e-12) for the input; for the target, the
+    # difference of the two logs the loss reads, each at least -100; for the weight, the
+    # unweighted loss.
+    spread = _spread_reduction(g, x, reduction)
+    gw = ltorch.mul(spread, weight) if weight is not None else spread
+    denominator = ltorch.clamp(ltorch.mul(x, ltorch.rsub(x, 1)), min=1e-12)
+    grad_x = ltorch.mul(ltorch.true_divide(ltorch.sub(x, target), denominator), gw)
+    log_x = ltorch.clamp(ltorch.log(x), min=-100.0)
+    log_rest = ltorch.clamp(ltorch.log1p(ltorch.neg(x)), min=-100.0)
+    grad_t = ltorch.mul(ltorch.sub(log_rest, log_x), gw) if is_differentiable(target) else None
+    unweighted = ltorch.sub(ltorch.mul(ltorch.sub(target, 1), log_rest), ltorch.mul(target, log_x))
+    return grad_x, grad_t, _weight_grad(weight, unweighted, spread)
