@@ -334,7 +334,8 @@ def check_against_eager(
     with grad_mode():
         expected = eager(*args, **kwargs)
         eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
-        eager_grads = [_clone(t.grad) if isinstance(t, torch.Tensor) else None
+        # Autograd keeps a .grad on leaves only (asking a computed tensor for one warns).
+        eager_grads = [_clone(t.grad) if isinstance(t, torch.Tensor) and t.is_leaf else None
                        for t in program.inputs_for(args, kwargs)] if training else []
     _restore(state, saved)
     torch.manual_seed(seed)
