@@ -197,7 +197,8 @@ def test_a_wrong_backward_rule_fails_the_step(cli, tmp_path, monkeypatch):
     ("loss = x.sum()\n    loss.backward()", "does not require grad"),
     ("out = x * w\n    out.backward()", "needs gradient="),
     ("loss = (x * w).sum()\n    loss.backward(create_graph=True)", "create_graph=True"),
-    ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w])", "torch.autograd.grad is not traced yet"),
+    ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w], create_graph=True)", "create_graph=True is not traced"),
+    ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w, x])", "differentiated tensors does not require grad"),
 ])
 def test_what_is_not_traced_is_refused_at_its_line(cli, tmp_path, body, message):
     source = f"""
@@ -536,3 +537,30 @@ def test_grad_uses_a_custom_functions_own_backward(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert "ltorch.clamp(" in result.stdout[result.stdout.index("def f_backward("):]
     assert "the gradient matches eager autograd" in result.stdout
+
+
+def test_autograd_grad_returns_gradients_and_leaves_grad_alone(tmp_path):
+    source = """
+        import torch
+        import torch.nn.functional as F
+
+        w = torch.nn.Parameter(torch.randn(4, 3))
+        spare = torch.nn.Parameter(torch.randn(2))
+
+
+        def saliency(x, y):
+            hidden = torch.tanh(x @ w)
+            loss = F.cross_entropy(hidden, y)
+            grad_x, grad_hidden, grad_w = torch.autograd.grad(loss, [x, hidden, w], retain_graph=True)
+            unused, = torch.autograd.grad(loss, [spare], allow_unused=True, materialize_grads=True)
+            return grad_x.abs().amax(dim=1), grad_hidden, grad_w, unused
+
+
+        def sample_inputs(device):
+            return torch.randn(5, 4, device=device, requires_grad=True), torch.randint(0, 3, (5,), device=device)
+    """
+    job = _run(write(tmp_path, "saliency.py", source))
+    report, written, grads = _checked(job)
+    assert report.match and not written and not grads, report
+    assert len(report.outputs) == 4
+    assert len(backward_regions(job.calls[0].final)) == 1  # the second reaches nothing: zeros, no backward

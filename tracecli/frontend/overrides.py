@@ -159,14 +159,20 @@ def _function_apply(cls, *args, **kwargs):
     return handle_torch_function(FUNCTION_APPLY, traced, cls, *args, **kwargs)
 
 
-# torch.autograd.grad returns gradients instead of accumulating them: not traced yet, and
-# refused by name rather than by autograd's own complaint.
-_REFUSING_AUTOGRAD = [
-    (torch.autograd, "grad", _refusing_traced(
-        "torch.autograd.grad is not traced yet; use loss.backward() and read the parameters' .grad",
-        torch.autograd.grad)),
-    (torch.autograd, "backward", _autograd_backward),
-]
+# torch.autograd.grad, the same: its stand-in hands traced calls to the tracer, which
+# returns the gradients instead of accumulating them.
+AUTOGRAD_GRAD = torch.autograd.grad
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+                   allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    relevant = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    return handle_torch_function(AUTOGRAD_GRAD, relevant, outputs, inputs, grad_outputs, create_graph=create_graph,
+                                 allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+                                 materialize_grads=materialize_grads)
+
+
+_AUTOGRAD = [(torch.autograd, "grad", _autograd_grad), (torch.autograd, "backward", _autograd_backward)]
 
 
 def _set_default_dtype(dtype):
@@ -239,7 +245,7 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         (torch, "set_default_dtype", _set_default_dtype),
         *((torch.func, name, transform) for name, transform in _REFUSING_TRANSFORMS.items()),
         (torch, "vmap", _REFUSING_TRANSFORMS["vmap"]),
-        *_REFUSING_AUTOGRAD,
+        *_AUTOGRAD,
         (torch, "get_rng_state", _get_rng_state),
         (torch.random, "get_rng_state", _get_rng_state),
         (torch, "set_rng_state", _set_rng_state),

@@ -43,7 +43,13 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
-from tracecli.frontend.overrides import AUTOGRAD_BACKWARD, DEFAULT_DTYPE_REFUSAL, FUNCTION_APPLY, tracing_overrides
+from tracecli.frontend.overrides import (
+    AUTOGRAD_BACKWARD,
+    AUTOGRAD_GRAD,
+    DEFAULT_DTYPE_REFUSAL,
+    FUNCTION_APPLY,
+    tracing_overrides,
+)
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
@@ -432,8 +438,13 @@ class _Tracer:
             if len(args) > 1:
                 gradient = args[1]
             if kwargs.get("create_graph"):
-                raise TrainingError("backward(create_graph=True) is not traced: the backward's own gradients "
-                                    "(higher-order derivatives) are not modelled")
+                raise TrainingError("create_graph=True is not traced: the backward's own gradients "
+                                    "(higher-order derivatives, gradient penalties) are not modelled")
+            if kind == "autograd-grad":
+                if kwargs.get("is_grads_batched"):
+                    raise TrainingError("torch.autograd.grad(is_grads_batched=True) is not traced")
+                return self.training.grad(args[0], args[1], args[2] if len(args) > 2 else None,
+                                          bool(kwargs.get("allow_unused")), bool(kwargs.get("materialize_grads")))
             return self.training.backward(tensors, gradient, kwargs.get("inputs"))
         except TrainingError as exc:
             raise _error_at_user_line(str(exc)) from exc
@@ -445,7 +456,8 @@ _resolved[torch.Tensor.grad.__set__] = ("grad-set", None)
 _resolved[torch.Tensor.backward] = ("backward", None)
 _resolved[AUTOGRAD_BACKWARD] = ("backward", None)
 _resolved[FUNCTION_APPLY] = ("function-apply", None)
-_TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply"})
+_resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
+_TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
 
 
 def _call_name(func) -> str:

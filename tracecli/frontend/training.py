@@ -135,44 +135,10 @@ class Training:
     def backward(self, tensors, gradients, inputs=None) -> None:
         if inputs is not None:
             raise TrainingError("backward(inputs=...) is not traced yet; call backward() without it")
-        tensors = list(tensors) if isinstance(tensors, (tuple, list)) else [tensors]
-        if gradients is None or isinstance(gradients, torch.Tensor):
-            gradients = [gradients] * len(tensors) if gradients is None else [gradients]
-        outputs = [self.tracer.to_values(t) for t in tensors]
-        seeds = [None if g is None else self.tracer.to_values(g) for g in gradients]
-        for output, seed in zip(outputs, seeds, strict=True):
-            if not isinstance(output, TensorValue):
-                raise TrainingError("backward() of something that is not a tensor")
-            if seed is None and output.shape and any(d != 1 for d in output.shape):
-                raise TrainingError(f"backward() of a {output.dtype.short}{list(output.shape)} tensor needs "
-                                    "gradient=: a gradient can be implied only for a one-element output, as in eager")
-            if output.name in self.no_grad or not self._reached(output):
-                untraced = self._untraced_on_the_way(output)
-                if untraced:
-                    raise TrainingError(f"backward() goes through a custom autograd.Function whose backward "
-                                        f"is not traced ({untraced})")
-                raise TrainingError("backward() of a tensor that does not require grad: no parameter or input "
-                                    "that requires grad reaches it (element 0 of tensors does not require grad)")
         leaves = self.requires
-        frame = user_frame(sys._getframe(2))
-        names = [_variable_of(frame, t) for t in tensors]
-        recorder = self.tracer.recorder
-        try:
-            made = differentiate(
-                list(recorder.bsyms), outputs, seeds, [self.now[leaf] for leaf in leaves], self.tracer.registry,
-                stop=frozenset(self.no_grad), leaf_names={self.now[leaf].name: leaf for leaf in leaves},
-                seed_names=[name or output.name for name, output in zip(names, outputs, strict=True)])
-        except GradError as exc:
-            raise TrainingError(f"loss.backward(): {exc}") from exc
-        recorder.bsyms[:] = made.forward
-        source = location_of(frame) if frame is not None else None
-        grads = dict(zip(leaves, made.gradients, strict=True))
-        defined_at = {v.name: i for i, b in enumerate(made.forward) for v in b.output_values()}
-        region = _region(made.backward, self.backwards, grads, source, recorder.module_scope(), defined_at)
-        self.backwards += 1
-        if region is not None:
-            recorder.bsyms.append(region)
-            self.no_grad.update(v.name for v in region.output_values())
+        made, source = self._differentiated(tensors, gradients, [self.now[leaf] for leaf in leaves],
+                                            {self.now[leaf].name: leaf for leaf in leaves}, "backward()")
+        grads = dict(zip(leaves, made, strict=True))
         for leaf, grad in grads.items():
             if grad is None:
                 continue  # no gradient reaches it: its .grad stays as it was, as in eager
@@ -184,6 +150,76 @@ class Training:
                 self.no_grad.add(grad.name)
             self._set(leaf, grad)
             self.set_at[leaf] = source
+
+    def grad(self, tensors, inputs, gradients, allow_unused: bool, materialize: bool) -> tuple:
+        """`torch.autograd.grad(outputs, inputs)`: the gradients, returned, `.grad` untouched."""
+        inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+        targets = [self.tracer.to_values(t) for t in inputs]
+        if not all(isinstance(t, TensorValue) for t in targets):
+            raise TrainingError("torch.autograd.grad: inputs must be tensors")
+        for target in targets:
+            if target.name in self.no_grad or not self._reached(target):
+                raise TrainingError("torch.autograd.grad: one of the differentiated tensors does not require grad "
+                                    "(nothing that requires grad reaches it), as eager refuses too")
+        frame = user_frame(sys._getframe(2))
+        names = {t.name: _variable_of(frame, obj) or self.leaf_of.get(t.name) or t.name
+                 for t, obj in zip(targets, inputs, strict=True)}
+        made, _ = self._differentiated(tensors, gradients, targets, names, "torch.autograd.grad")
+        out = []
+        for target, grad in zip(targets, made, strict=True):
+            if grad is None and not (allow_unused or materialize):
+                raise TrainingError(f"torch.autograd.grad: {names[target.name]} is not used in computing the outputs "
+                                    "(one of the differentiated tensors appears to not have been used in the graph; "
+                                    "pass allow_unused=True)")
+            if grad is None and materialize:
+                grad = self.tracer.record_top(ltorch.zeros_like, (target,), {})
+            out.append(None if grad is None else self.tracer.proxy(grad))
+        return tuple(out)
+
+    def _differentiated(self, tensors, gradients, targets: list[TensorValue], target_names: dict[str, str],
+                        call: str):
+        """Differentiate what was recorded so far: `tensors` seeded with `gradients` (ones
+        when None), with respect to `targets`. The backward is recorded as one region at
+        the user's line; its gradient per target (None where none reaches), and the line."""
+        tensors = list(tensors) if isinstance(tensors, (tuple, list)) else [tensors]
+        if gradients is None or isinstance(gradients, torch.Tensor):
+            gradients = [gradients] * len(tensors) if gradients is None else [gradients]
+        outputs = [self.tracer.to_values(t) for t in tensors]
+        seeds = [None if g is None else self.tracer.to_values(g) for g in gradients]
+        for output, seed in zip(outputs, seeds, strict=True):
+            if not isinstance(output, TensorValue):
+                raise TrainingError(f"{call} of something that is not a tensor")
+            if seed is None and output.shape and any(d != 1 for d in output.shape):
+                seed = "gradient=" if call == "backward()" else "grad_outputs="
+                raise TrainingError(f"{call} of a {output.dtype.short}{list(output.shape)} tensor needs {seed}: a "
+                                    "gradient can be implied only for a one-element output, as in eager")
+            if output.name in self.no_grad or not self._reached(output):
+                untraced = self._untraced_on_the_way(output)
+                if untraced:
+                    raise TrainingError(f"{call} goes through a custom autograd.Function whose backward "
+                                        f"is not traced ({untraced})")
+                raise TrainingError(f"{call} of a tensor that does not require grad: no parameter or input "
+                                    "that requires grad reaches it (element 0 of tensors does not require grad)")
+        frame = user_frame(sys._getframe(3))
+        names = [_variable_of(frame, t) for t in tensors]
+        recorder = self.tracer.recorder
+        try:
+            made = differentiate(
+                list(recorder.bsyms), outputs, seeds, targets, self.tracer.registry, stop=frozenset(self.no_grad),
+                leaf_names=target_names,
+                seed_names=[name or output.name for name, output in zip(names, outputs, strict=True)])
+        except GradError as exc:
+            raise TrainingError(f"{call}: {exc}") from exc
+        recorder.bsyms[:] = made.forward
+        source = location_of(frame) if frame is not None else None
+        defined_at = {v.name: i for i, b in enumerate(made.forward) for v in b.output_values()}
+        grads = dict(enumerate(made.gradients))
+        region = _region(made.backward, self.backwards, grads, source, recorder.module_scope(), defined_at)
+        self.backwards += 1
+        if region is not None:
+            recorder.bsyms.append(region)
+            self.no_grad.update(v.name for v in region.output_values())
+        return made.gradients, source
 
     def function_apply(self, cls, args: tuple, kwargs: dict):
         """`MyFunction.apply(...)` on traced tensors (frontend/custom_functions.py)."""
@@ -278,8 +314,8 @@ class Training:
                 leads.update(v.name for v in bsym.arg_values())
         return next((why for name, why in self.untraced.items() if name in leads), "")
 
-    def _reached(self, output: TensorValue) -> bool:
-        reach = {self.now[leaf].name for leaf in self.requires}
+    def _reached(self, output: TensorValue, start: list[TensorValue] | None = None) -> bool:
+        reach = {self.now[leaf].name for leaf in self.requires} if start is None else {v.name for v in start}
         for bsym in self.tracer.recorder.bsyms:
             outs = bsym.output_values()
             if any(v.name in reach for v in bsym.arg_values()) and not any(v.name in self.no_grad for v in outs):
