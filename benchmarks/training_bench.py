@@ -42,22 +42,9 @@ def _sample_step() -> tuple[Callable, tuple]:
 
 
 def _gpt2_step() -> tuple[Callable, tuple]:
-    from transformers import GPT2Config, GPT2LMHeadModel  # noqa: PLC0415 - optional, checked by the caller
-
-    torch.manual_seed(0)
-    config = GPT2Config(n_layer=2, n_head=4, n_embd=64, vocab_size=256, n_positions=64, bos_token_id=0,
-                        eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-    model = GPT2LMHeadModel(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-
-    def train_step(input_ids):
-        loss = model(input_ids, labels=input_ids, use_cache=False).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        return loss
-
-    return train_step, (torch.randint(0, 256, (2, 32)),)
+    # Loaded afresh each time: a new model and optimizer, so every capture sees a first step.
+    script = load_script(str(ROOT / "sample_programs" / "hf_train_step.py"))
+    return script.namespace["train_step"], script.sample_inputs("cpu")
 
 
 def _aot_first_call_ms(make: Callable) -> float:
