@@ -539,3 +539,13 @@ def test_autograd_grad_returns_gradients_and_leaves_grad_alone(tmp_path):
     assert report.match and not written and not grads, report
     assert len(report.outputs) == 4
     assert len(backward_regions(job.calls[0].final)) == 1  # the second reaches nothing: zeros, no backward
+
+
+def test_examine_counts_the_backwards_ops_and_lowering_keeps_the_grads_checked(cli):
+    result = cli("examine", "sample_programs/train_step.py", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert ", 0 opaque (0 distinct)" in result.stdout and "ltorch.matmul" in result.stdout  # the backward's ops
+    lowered = cli("run", "sample_programs/train_step.py", "-p", "lower,dce,cse,renumber", "--no-timing",
+                  "--depth", "0", "--color", "never")
+    assert lowered.exit_code == 0, lowered.output
+    assert "all 6 gradients match eager autograd" in lowered.stdout  # prims.set_grad is compared too

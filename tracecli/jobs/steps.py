@@ -16,17 +16,20 @@ import torch
 from tracecli.core.regions import is_backward
 from tracecli.core.trace import Trace
 from tracecli.frontend.training import optimizer_state_kept
-from tracecli.ops import ltorch
+from tracecli.ops import ltorch, prims
+
+# `ltorch.set_grad`, or the prim it lowers to (`-p lower`, the prims executor).
+_SET_GRAD = frozenset({ltorch.set_grad, prims.set_grad})
 
 
 def trains(trace: Trace) -> bool:
     """Whether the trace is a training step: it runs a backward or sets a `.grad`."""
-    return any(b.symbol is ltorch.set_grad or is_backward(b) for b in trace.bsyms)
+    return any(b.symbol in _SET_GRAD or is_backward(b) for b in trace.bsyms)
 
 
 def grads_set(trace: Trace) -> list[int]:
     """The positions of the inputs whose `.grad` the trace sets, in input order."""
-    names = {b.args[0].name for b in trace.bsyms if b.symbol is ltorch.set_grad}
+    names = {b.args[0].name for b in trace.bsyms if b.symbol in _SET_GRAD}
     return [i for i, value in enumerate(trace.inputs) if value.name in names]
 
 
