@@ -549,3 +549,26 @@ def test_examine_counts_the_backwards_ops_and_lowering_keeps_the_grads_checked(c
                   "--depth", "0", "--color", "never")
     assert lowered.exit_code == 0, lowered.output
     assert "all 6 gradients match eager autograd" in lowered.stdout  # prims.set_grad is compared too
+
+
+def test_backward_inputs_accumulates_into_those_leaves_only(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        gen = nn.Linear(4, 4)
+        disc = nn.Linear(4, 1)
+
+
+        def generator_step(z):
+            loss = -disc(gen(z)).mean()
+            loss.backward(inputs=list(gen.parameters()))  # the discriminator's .grad stays None
+            return loss
+
+
+        def sample_inputs(device):
+            return (torch.randn(6, 4, device=device),)
+    """
+    report, _, grads = _checked(_run(write(tmp_path, "gan.py", source)))
+    assert report.match and grads == {"gen_weight.grad", "gen_bias.grad"}, report

@@ -133,9 +133,15 @@ class Training:
         self.set_at[leaf] = _here()
 
     def backward(self, tensors, gradients, inputs=None) -> None:
-        if inputs is not None:
-            raise TrainingError("backward(inputs=...) is not traced yet; call backward() without it")
         leaves = self.requires
+        if inputs is not None:
+            # Only these leaves' .grad accumulate (a GAN's generator step, say).
+            given = [self.leaf(t) for t in (inputs if isinstance(inputs, (tuple, list)) else (inputs,))]
+            if any(leaf is None or leaf not in self.requires for leaf in given):
+                raise TrainingError("backward(inputs=...) is traced for leaves that require grad (parameters, "
+                                    "inputs made with requires_grad=True); a tensor computed in the step keeps "
+                                    "no .grad")
+            leaves = list(dict.fromkeys(given))
         made, source = self._differentiated(tensors, gradients, [self.now[leaf] for leaf in leaves],
                                             {self.now[leaf].name: leaf for leaf in leaves}, "backward()")
         grads = dict(zip(leaves, made, strict=True))
