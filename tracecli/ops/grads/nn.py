@@ -196,6 +196,16 @@ def _convolution(g, out, x, weight, bias, stride, padding, dilation, groups):
     return (grad_x, grad_weight, grad_bias if bias is not None else None)
 
 
+@backward(prims.convolution_transpose)
+def _convolution_transpose(g, out, x, weight, bias, stride, padding, output_padding, dilation, groups):
+    if not is_differentiable(g):
+        return (None, None, None)
+    grad_x, grad_weight, grad_bias = _CONVOLUTION_BACKWARD(
+        g, x, weight, [weight.shape[1] * groups], list(stride), list(padding), list(dilation), True,
+        list(output_padding), groups, [True, True, True])
+    return (grad_x, grad_weight, grad_bias if bias is not None else None)
+
+
 def _max_pool_rule(dims: int):
     """Max pooling's gradient goes to the element torch picks in each window (the first
     maximum, as ATen scans it): the indices are computed again from the saved input and
