@@ -165,3 +165,18 @@ def test_attention_rows_the_mask_hides_entirely_get_zero_gradients():
     mask = torch.tensor([[True, True, True], [False, False, False], [True, False, True]])
     q, k, v = (torch.randn(1, 2, 3, 4, dtype=torch.float64) for _ in range(3))
     _grads_match(attend, q, k, v, mask, requires=["q", "k", "v"])
+
+
+def test_a_maximum_on_indices_alone_does_not_block_a_gradient():
+    # Interpolation clamps its source indices into range: no gradient flows through that
+    # minimum, so the decomposition differentiates (the cotangent added at each index).
+    _grads_match(lambda x: F.interpolate(x, scale_factor=2.0, mode="nearest"), torch.randn(1, 2, 3))
+    _grads_match(lambda x: F.interpolate(x, size=7, mode="linear"), torch.randn(1, 2, 4))
+
+
+def test_nearest_interpolation_that_keeps_the_size_is_refused():
+    # torch's backward kernel passes the cotangent through as if no index repeated there,
+    # which is not the derivative of its forward ([0, 0, 1, 2] reads x[0] twice).
+    program = trace_callable(lambda x: F.interpolate(x, scale_factor=1.1), (torch.randn(1, 2, 4),), name="fn")
+    with pytest.raises(GradError, match="keeps the size"):
+        grad_transform(program.trace)

@@ -75,17 +75,26 @@ def _inherit(sub: BoundSymbol, parent: BoundSymbol) -> BoundSymbol:
     return sub.replace(source=sub.source or parent.source, scope=sub.scope or parent.scope)
 
 
-def _reaches_ties(bsym: BoundSymbol) -> bool:
-    """Whether the decomposition reaches a maximum that no rule of its own (softmax's)
-    or op with torch's even split stands in front of."""
-    for sub in bsym.subsymbols:
+def _reaches_ties(bsym: BoundSymbol, needs: set[str]) -> bool:
+    """Whether the decomposition takes a maximum of values a gradient reaches (the
+    arguments named in `needs`, and what is computed from them) that no rule of its own
+    (softmax's) or op with torch's even split stands in front of. A maximum of what no
+    gradient reaches (an index clamped into range) does not count."""
+    reached = {v.name for v in bsym.arg_values() if v.name in needs}
+    return _ties_among(bsym.subsymbols, reached)
+
+
+def _ties_among(subsymbols, reached: set[str]) -> bool:
+    for sub in subsymbols:
+        if not any(v.name in reached for v in sub.arg_values()):
+            continue
         sym = sub.symbol
         if sym in _TIE_PRIMS:
             return True
-        if has_rule(sub) or (sym.namespace == "ltorch" and sym.name in _EVEN_TIES):
-            continue
-        if _reaches_ties(sub):
+        if not (has_rule(sub) or (sym.namespace == "ltorch" and sym.name in _EVEN_TIES)) and _ties_among(
+                sub.subsymbols, set(reached)):
             return True
+        reached.update(v.name for v in sub.output_values())
     return False
 
 
@@ -118,12 +127,12 @@ def _flatten(bsyms, needs: set[str], parent: BoundSymbol | None, out: list[Bound
             # Kept whole: the write into its tensor (a module's buffer, an input) must stay
             # in the forward. Its gradient comes from its decomposition, replayed in the
             # backward (`_replayed`).
-            if _reaches_ties(bsym):
+            if _reaches_ties(bsym, needs):
                 raise GradError(f"{sym.qualname}{_where(bsym)}: no backward rule, and its decomposition takes a "
                                 "maximum whose gradient at ties would differ from torch's")
             out.append(bsym)
         elif bsym.subsymbols and sym.namespace == "ltorch":
-            if sym.name not in _EVEN_TIES and _reaches_ties(bsym):
+            if sym.name not in _EVEN_TIES and _reaches_ties(bsym, needs):
                 raise GradError(f"{sym.qualname}{_where(bsym)}: no backward rule, and its decomposition takes a "
                                 "maximum whose gradient at ties would differ from torch's")
             _flatten(bsym.subsymbols, needs, bsym, out, stop)

@@ -336,3 +336,22 @@ def _bce(g, out, x, target, weight, reduction):
     grad_t = ltorch.mul(ltorch.sub(log_rest, log_x), gw) if is_differentiable(target) else None
     unweighted = ltorch.sub(ltorch.mul(ltorch.sub(target, 1), log_rest), ltorch.mul(target, log_x))
     return grad_x, grad_t, _weight_grad(weight, unweighted, spread)
+
+
+def _nearest_at_the_same_size(bound) -> bool:
+    args = bound.arguments
+    x, scale = args["input"], args["scale_factor"]
+    if args["mode"] != "nearest" or scale is None or args["recompute_scale_factor"]:
+        return False
+    scales = scale if isinstance(scale, (tuple, list)) else (scale,) * (x.ndim - 2)
+    sizes = [math.floor(s * f) for s, f in zip(x.shape[2:], scales, strict=False)]
+    return sizes == list(x.shape[2:]) and any(f != 1 for f in scales)
+
+
+@backward(ltorch.interpolate, when=_nearest_at_the_same_size)
+def _interpolate_nearest_same_size(g, out, x, size, scale_factor, mode, align_corners, recompute_scale_factor):
+    # Every other call differentiates through the decomposition (the cotangent added at
+    # each source index). Here torch's backward kernel passes the cotangent through as
+    # if no index repeated, which is not the derivative of its forward.
+    raise NotDifferentiable("nearest interpolation by a scale_factor that keeps the size: torch's backward "
+                            "kernel does not differentiate its own forward there, so no gradient would match it")
