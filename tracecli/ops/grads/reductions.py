@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import NotDifferentiable, backward, expand_to, no_gradient, zeros_like
 from tracecli.ops.promotion import canonical_dims
+from tracecli.ops.torch_bridge import TO_TORCH
 
 
 def _kept(x, dims) -> tuple[int, ...]:
@@ -92,9 +95,28 @@ def _running_extremum(g, out, x, dim):
 backward(prims.cummax, prims.cummin)(_running_extremum)
 
 
-@backward(prims.cumprod, prims.logcumsumexp)
+@backward(prims.cumprod)
 def _unmodelled_scan(g, out, x, dim):
-    raise NotDifferentiable("the gradient of a running product or log-sum-exp is not modelled yet")
+    raise NotDifferentiable("the gradient of a running product is not modelled yet")
+
+
+@backward(prims.logcumsumexp)
+def _logcumsumexp(g, out, x, dim):
+    # exp(x) · Σ_{k≥i} g_k·exp(-out_k), in log space as torch computes it: the positive
+    # and the negative parts of g each through a reversed logcumsumexp.
+    if x.ndim == 0:
+        return (g,)
+    lowest = torch.finfo(TO_TORCH[g.dtype]).min
+
+    def reversed_logcumsumexp(t):
+        return prims.flip(prims.logcumsumexp(prims.flip(t, (dim,)), dim), (dim,))
+
+    log_magnitude = prims.log(prims.abs(g))
+    floor = prims.full(g.shape, lowest, device=g.device, dtype=g.dtype)
+    positive = prims.where(prims.gt(g, 0.0), log_magnitude, floor)
+    negative = prims.where(prims.lt(g, 0.0), log_magnitude, floor)
+    part = lambda logs: prims.exp(prims.add(reversed_logcumsumexp(prims.sub(logs, out)), x))  # noqa: E731
+    return (prims.sub(part(positive), part(negative)),)
 
 
 no_gradient(prims.argmax, prims.argmin, prims.searchsorted, prims.histc)
