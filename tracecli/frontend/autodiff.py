@@ -48,7 +48,7 @@ class Differentiated:
 # (max with a dim, max pooling) and the prims' rule would split it.
 _EVEN_TIES = frozenset({
     "maximum", "minimum", "amax", "amin", "softmax", "log_softmax", "softmin", "logsumexp", "cross_entropy",
-    "logaddexp", "logaddexp2", "fmax", "fmin", "clamp_min", "clamp_max", "scaled_dot_product_attention",
+    "logaddexp", "logaddexp2", "fmax", "fmin", "clamp_min", "clamp_max", "scaled_dot_product_attention", "aminmax",
 })
 _TIE_PRIMS = frozenset({prims.maximum, prims.minimum, prims.amax, prims.amin})
 
