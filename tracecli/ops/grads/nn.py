@@ -355,3 +355,32 @@ def _interpolate_nearest_same_size(g, out, x, size, scale_factor, mode, align_co
     # if no index repeated, which is not the derivative of its forward.
     raise NotDifferentiable("nearest interpolation by a scale_factor that keeps the size: torch's backward "
                             "kernel does not differentiate its own forward there, so no gradient would match it")
+
+
+def _adaptive_max_pool_rules(dims: int):
+    """Adaptive max pooling's gradient goes to the element torch picks in each window, as
+    max pooling's does: the indices (of the flattened spatial dims) computed again from
+    the saved input, the cotangent added there."""
+    with_indices = getattr(ltorch, f"adaptive_max_pool{dims}d_with_indices")
+
+    def scattered(g, x, indices):
+        lead = x.shape[:-dims]
+        flat = lambda t, shape: ltorch.reshape(t, (*lead, math.prod(shape[-dims:])))  # noqa: E731
+        grad = ltorch.scatter_add(flat(zeros_like(x), x.shape), -1, flat(indices, indices.shape), flat(g, g.shape))
+        return ltorch.reshape(grad, x.shape)
+
+    def values_rule(g, out, x, output_size):
+        if not is_differentiable(g):
+            return (None,)
+        return (scattered(g, x, with_indices(x, output_size)[1]),)
+
+    def pair_rule(g, out, x, output_size):
+        values_grad = g[0]
+        return (None,) if values_grad is None else (scattered(values_grad, x, out[1]),)
+
+    backward(getattr(ltorch, f"adaptive_max_pool{dims}d"))(values_rule)
+    backward(with_indices)(pair_rule)
+
+
+for _dims in (1, 2, 3):
+    _adaptive_max_pool_rules(_dims)
