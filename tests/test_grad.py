@@ -180,3 +180,14 @@ def test_nearest_interpolation_that_keeps_the_size_is_refused():
     program = trace_callable(lambda x: F.interpolate(x, scale_factor=1.1), (torch.randn(1, 2, 4),), name="fn")
     with pytest.raises(GradError, match="keeps the size"):
         grad_transform(program.trace)
+
+
+def test_cumprod_differentiates_across_zeros():
+    # Before a row's first zero, after it, and at it: torch's gradient, with no division by zero.
+    x = torch.tensor([[2.0, 0.0, 3.0, 0.0, 5.0], [1.0, 2.0, 3.0, 4.0, 5.0], [0.0, 1.0, 2.0, 3.0, 4.0],
+                      [1.5, 2.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    program = trace_callable(lambda x: torch.cumprod(x, 1), (x,), name="fn")
+    g = torch.randn(4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    _, (grad,) = run_grad(grad_transform(program.trace), [x], [g])
+    leaf = x.clone().requires_grad_()
+    torch.testing.assert_close(grad, torch.autograd.grad(torch.cumprod(leaf, 1), leaf, g)[0])

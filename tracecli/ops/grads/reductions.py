@@ -7,7 +7,7 @@ import math
 import torch
 
 from tracecli.ops import ltorch, prims
-from tracecli.ops.grads.base import NotDifferentiable, backward, expand_to, no_gradient, zeros_like
+from tracecli.ops.grads.base import backward, expand_to, no_gradient, zeros_like
 from tracecli.ops.promotion import canonical_dims
 from tracecli.ops.torch_bridge import TO_TORCH
 
@@ -96,8 +96,29 @@ backward(prims.cummax, prims.cummin)(_running_extremum)
 
 
 @backward(prims.cumprod)
-def _unmodelled_scan(g, out, x, dim):
-    raise NotDifferentiable("the gradient of a running product is not modelled yet")
+def _cumprod(g, out, x, dim):
+    # grad_i = Σ_{k≥i} g_k · Π_{j≤k, j≠i} x_j, without dividing by a zero: before a slice's
+    # first zero, Σ_{k≥i} g_k·out_k / x_i; at it, (the product before it) · Σ_{k≥z} g_k ·
+    # (the product after it up to k); after it, 0 (every product holds that zero).
+    if x.ndim == 0:
+        return (g,)
+
+    def reversed_cumsum(t):
+        return prims.flip(prims.cumsum(prims.flip(t, (dim,)), dim), (dim,))
+
+    def filled(mask, t, value):
+        return prims.where(mask, t, prims.full(t.shape, value, device=t.device, dtype=t.dtype))
+
+    is_zero = prims.eq(x, 0.0)
+    zeros_so_far = prims.cumsum(prims.convert_element_type(is_zero, x.dtype), dim)
+    before_first = prims.eq(zeros_so_far, 0.0)
+    first = prims.bitwise_and(is_zero, prims.eq(zeros_so_far, 1.0))
+    from_first = prims.ge(zeros_so_far, 1.0)
+    before = prims.div(reversed_cumsum(prims.mul(g, out)), filled(before_first, x, 1.0))
+    after_first = prims.bitwise_and(from_first, prims.bitwise_not(first))
+    product_after = prims.cumprod(filled(after_first, x, 1.0), dim)
+    at_first = prims.mul(_exclusive_cumprod(x, dim), reversed_cumsum(filled(from_first, prims.mul(g, product_after), 0.0)))
+    return (prims.add(filled(before_first, before, 0.0), filled(first, at_first, 0.0)),)
 
 
 @backward(prims.logcumsumexp)
