@@ -65,12 +65,12 @@ def test_a_wrong_backward_rule_is_caught_by_the_comparison(cli, tmp_path, monkey
     assert "1 of 1 gradients differ from eager autograd" in result.stdout
 
 
-INVERSE = """
+DETERMINANT = """
     import torch
 
 
     def f(x):
-        return torch.linalg.inv(x) * 2
+        return torch.linalg.det(x) * 2
 
 
     def sample_inputs(device):
@@ -81,10 +81,10 @@ INVERSE = """
 @pytest.mark.parametrize(("script", "message"), [
     ("sample_programs/seed_sincos.py", "no input or parameter of foo requires grad"),
     ("sample_programs/main_block.py", "no input or parameter of normalize_rows requires grad"),
-    (None, "prims.inv"),
+    (None, "prims.det"),
 ])
 def test_what_cannot_be_differentiated_is_refused(cli, tmp_path, script, message):
-    assert_user_error(cli("run", script or write(tmp_path, "inverse.py", INVERSE), "--grad"), message)
+    assert_user_error(cli("run", script or write(tmp_path, "determinant.py", DETERMINANT), "--grad"), message)
 
 
 def test_convolutions_and_max_pooling_differentiate(cli):
