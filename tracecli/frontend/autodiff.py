@@ -280,23 +280,29 @@ def _replayed(bsym: BoundSymbol, gs: list, cot: dict, needs: set[str], recorder:
     flat: list[BoundSymbol] = []
     local = set(needs)
     _flatten(bsym.subsymbols, local, bsym, flat, frozenset())
-    replayed: dict[str, object] = {}
-
-    def fresh(value):
-        return replayed.get(value.name, value)
-
     start = len(recorder.bsyms)
-    for sub in flat:
-        out = sub.symbol(*map_values(fresh, sub.args), **{k: map_values(fresh, v) for k, v in sub.kwargs})
-        replayed.update((old.name, new) for old, new in zip(values_in(sub.output), values_in(out), strict=True))
-    replay = list(recorder.bsyms[start:])
+    replayed = replay(flat, {})
     for value, g in zip(bsym.output_values(), gs, strict=True):
         if g is not None:
-            name = fresh(value).name
+            name = replayed.get(value.name, value).name
             cot[name] = g if cot.get(name) is None else ltorch.add(cot[name], g)
-    local |= {fresh_value.name for name, fresh_value in replayed.items() if name in local}
-    for replayed_bsym in reversed(replay):
+    local |= {fresh.name for name, fresh in replayed.items() if name in local}
+    for replayed_bsym in reversed(recorder.bsyms[start:]):
         _backward_of(replayed_bsym, cot, local, recorder)
+
+
+def replay(bsyms, values: dict[str, object]) -> dict[str, object]:
+    """Record `bsyms` again through the current handler, each value named in `values`
+    replaced by its entry there; `values` is returned with every output recorded added
+    (old name -> the new value)."""
+
+    def current(value):
+        return values.get(value.name, value)
+
+    for bsym in bsyms:
+        made = bsym.symbol(*map_values(current, bsym.args), **{k: map_values(current, v) for k, v in bsym.kwargs})
+        values.update((old.name, new) for old, new in zip(values_in(bsym.output), values_in(made), strict=True))
+    return values
 
 
 def _pair(args: tuple, grads) -> list[tuple[TensorValue, TensorValue]]:
@@ -331,4 +337,4 @@ def _named(bsyms: list[BoundSymbol], cot: dict, registry: NameRegistry, leaves: 
     return [map_bsym(b, rename) for b in bsyms], renamed
 
 
-__all__ = ["Differentiated", "GradError", "differentiate", "reached"]
+__all__ = ["Differentiated", "GradError", "differentiate", "reached", "replay"]

@@ -17,9 +17,10 @@ from __future__ import annotations
 import torch
 from torch.autograd.function import _is_setup_context_defined
 
-from tracecli.core.pytree import map_values, tree_leaves, values_in
+from tracecli.core.pytree import tree_leaves, values_in
 from tracecli.core.symbol import BoundSymbol, Symbol
 from tracecli.core.values import TensorType, TensorValue
+from tracecli.frontend.autodiff import replay
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.ops import ltorch
 from tracecli.ops.grads import RULES
@@ -125,16 +126,9 @@ def _replaying(recipe: list[BoundSymbol], placeholders: list[TensorValue], grads
     def rule(g, out, *args):
         given = g if isinstance(g, tuple) else (g,)
         outs = args[n_inputs:]
-        now: dict[str, object] = {}
-        for placeholder, cotangent, value in zip(placeholders, given, outs, strict=True):
-            now[placeholder.name] = cotangent if cotangent is not None else ltorch.zeros_like(value)
-
-        def current(value):
-            return now.get(value.name, value)
-
-        for bsym in recipe:
-            made = bsym.symbol(*map_values(current, bsym.args), **{k: map_values(current, v) for k, v in bsym.kwargs})
-            now.update((old.name, new) for old, new in zip(values_in(bsym.output), values_in(made), strict=True))
-        return (*(None if grad is None else current(grad) for grad in grads), *(None,) * len(outs))
+        cotangents = {placeholder.name: cotangent if cotangent is not None else ltorch.zeros_like(value)
+                      for placeholder, cotangent, value in zip(placeholders, given, outs, strict=True)}
+        now = replay(recipe, cotangents)
+        return (*(None if grad is None else now.get(grad.name, grad) for grad in grads), *(None,) * len(outs))
 
     return rule
