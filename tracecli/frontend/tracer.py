@@ -434,9 +434,6 @@ class _Tracer:
                 # backward run under it again, so their torch calls are traced.
                 with _Mode(self):
                     return self.training.function_apply(args[0], args[1:], kwargs)
-            tensors, gradient = args[0], kwargs.get("gradient", kwargs.get("grad_tensors"))
-            if len(args) > 1:
-                gradient = args[1]
             if kwargs.get("create_graph"):
                 raise TrainingError("create_graph=True is not traced: the backward's own gradients "
                                     "(higher-order derivatives, gradient penalties) are not modelled")
@@ -445,7 +442,8 @@ class _Tracer:
                     raise TrainingError("torch.autograd.grad(is_grads_batched=True) is not traced")
                 return self.training.grad(args[0], args[1], args[2] if len(args) > 2 else None,
                                           bool(kwargs.get("allow_unused")), bool(kwargs.get("materialize_grads")))
-            return self.training.backward(tensors, gradient, kwargs.get("inputs"))
+            gradient = args[1] if len(args) > 1 else kwargs.get("gradient", kwargs.get("grad_tensors"))
+            return self.training.backward(args[0], gradient, kwargs.get("inputs"))
         except TrainingError as exc:
             raise _error_at_user_line(str(exc)) from exc
 

@@ -163,8 +163,9 @@ class Training:
         targets = [self.tracer.to_values(t) for t in inputs]
         if not all(isinstance(t, TensorValue) for t in targets):
             raise TrainingError("torch.autograd.grad: inputs must be tensors")
+        requiring = self._requiring_grad()
         for target in targets:
-            if target.name in self.no_grad or not self._reached(target):
+            if target.name in self.no_grad or target.name not in requiring:
                 raise TrainingError("torch.autograd.grad: one of the differentiated tensors does not require grad "
                                     "(nothing that requires grad reaches it), as eager refuses too")
         frame = user_frame(sys._getframe(2))
@@ -192,6 +193,7 @@ class Training:
             gradients = [gradients] * len(tensors) if gradients is None else [gradients]
         outputs = [self.tracer.to_values(t) for t in tensors]
         seeds = [None if g is None else self.tracer.to_values(g) for g in gradients]
+        requiring = self._requiring_grad()
         for output, seed in zip(outputs, seeds, strict=True):
             if not isinstance(output, TensorValue):
                 raise TrainingError(f"{call} of something that is not a tensor")
@@ -199,7 +201,7 @@ class Training:
                 seed = "gradient=" if call == "backward()" else "grad_outputs="
                 raise TrainingError(f"{call} of a {output.dtype.short}{list(output.shape)} tensor needs {seed}: a "
                                     "gradient can be implied only for a one-element output, as in eager")
-            if output.name in self.no_grad or not self._reached(output):
+            if output.name in self.no_grad or output.name not in requiring:
                 untraced = self._untraced_on_the_way(output)
                 if untraced:
                     raise TrainingError(f"{call} goes through a custom autograd.Function whose backward "
@@ -320,13 +322,15 @@ class Training:
                 leads.update(v.name for v in bsym.arg_values())
         return next((why for name, why in self.untraced.items() if name in leads), "")
 
-    def _reached(self, output: TensorValue, start: list[TensorValue] | None = None) -> bool:
-        reach = {self.now[leaf].name for leaf in self.requires} if start is None else {v.name for v in start}
+    def _requiring_grad(self) -> set[str]:
+        """The values recorded so far that require grad, as autograd would have it: the
+        leaves that do, and what is computed from them with autograd on."""
+        reach = {self.now[leaf].name for leaf in self.requires}
         for bsym in self.tracer.recorder.bsyms:
             outs = bsym.output_values()
             if any(v.name in reach for v in bsym.arg_values()) and not any(v.name in self.no_grad for v in outs):
                 reach.update(v.name for v in outs)
-        return output.name in reach
+        return reach
 
 
 def _region(members: tuple[BoundSymbol, ...], index: int, grads: dict, source, scope: str,
