@@ -462,10 +462,11 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             finally:
                 busy.pop()
             result.calls.append(call)
-            found = (compiled, program, call)
+            # Whether the trace runs a backward of its own: asked once, not on every call it serves.
+            found = (compiled, program, call, trains(call.final))
             checks = size_check(program.trace) if dims is not None else None
             made.append((guard_for(target, args, kwargs, program.homes, program.settings), checks, *found))
-        compiled, program, call = found
+        compiled, program, call, training = found
         call.served.append(number)
         if dims is not None:
             reused = call.served[0] != number
@@ -483,7 +484,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             result.sized.append(row)
         if not execute or program.first_step:
             return run_eagerly(*args, **kwargs)
-        if trains(program.trace):
+        if training:
             with torch.no_grad():  # the trace runs its own backward
                 return compiled(*program.inputs_for(args, kwargs))
         return compiled(*program.inputs_for(args, kwargs))
