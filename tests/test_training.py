@@ -572,3 +572,34 @@ def test_backward_inputs_accumulates_into_those_leaves_only(tmp_path):
     """
     report, _, grads = _checked(_run(write(tmp_path, "gan.py", source)))
     assert report.match and grads == {"gen_weight.grad", "gen_bias.grad"}, report
+
+
+def test_an_autocast_step_is_held_to_its_working_precision(tmp_path):
+    # Under bfloat16 autocast the layer norm's weight and bias gradients carry bfloat16
+    # rounding in eager as in the trace: compared at float32's tolerance they differed.
+    source = """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        torch.manual_seed(1)
+        model = nn.Sequential(nn.Linear(8, 24), nn.SiLU(), nn.LayerNorm(24), nn.Linear(24, 1))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.05)
+
+
+        def train_step(x, y):
+            optimizer.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                pred = model(x).squeeze(-1)
+            loss = F.smooth_l1_loss(pred.float(), y)
+            loss.backward()
+            optimizer.step()
+            return loss.detach()
+
+
+        def sample_inputs(device):
+            return torch.randn(12, 8, device=device), torch.randn(12, device=device)
+    """
+    report, written, grads = _checked(_run(write(tmp_path, "amp_step.py", source)))
+    assert report.match, [c for c in (*report.written, *report.gradients) if not c.match]
+    assert "model_2_weight.grad" in grads and "model_2_weight" in written

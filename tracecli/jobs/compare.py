@@ -154,17 +154,18 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bo
     return OutputCheck(name, shape, dtype, ok, max_abs, max_rel, "" if ok else "values differ beyond tolerance")
 
 
-def compare_update(name: str, before, e, a, fused: bool = False) -> OutputCheck:
+def compare_update(name: str, before, e, a, fused: bool = False, working: torch.dtype | None = None) -> OutputCheck:
     """A tensor a training step updates (a parameter, an optimizer's moments): as an
     output, or else by its update (after - before) at gradients' tolerances, scaled by
     the largest update. Adam divides each gradient by its own size, so an element whose
     gradient is at rounding level moves by up to the learning rate on rounding alone: up
     to one element in a thousand may differ so, never by more than twice the largest
-    update (a sign flipped)."""
-    check = _compare_one(name, e, a, fused=fused)
+    update (a sign flipped). `working`: the least precise dtype the update was computed
+    in (bfloat16 under autocast), whose tolerance then holds."""
+    check = _compare_one(name, e, a, working, fused=fused)
     if check.match or check.max_abs_error is None or not e.is_floating_point():
         return check
-    rtol = GRADIENT_TOLERANCES.get(e.dtype, (1e-3, 1e-4))[0]
+    rtol = max(GRADIENT_TOLERANCES.get(dtype, (1e-3, 1e-4))[0] for dtype in (e.dtype, working or e.dtype))
     start = before.detach().double()
     expected, actual = e.detach().double() - start, a.detach().double() - start
     largest = float(expected.abs().max())
@@ -177,9 +178,9 @@ def compare_update(name: str, before, e, a, fused: bool = False) -> OutputCheck:
     return replace(check, problem=f"the update differs beyond tolerance in {count} of {e.numel()} elements")
 
 
-def working_dtypes(trace: Trace) -> list[torch.dtype | None]:
-    """Per output, the least precise floating dtype among the values it is computed from,
-    at every level of their decompositions."""
+def working_dtypes(trace: Trace, values: list | None = None) -> list[torch.dtype | None]:
+    """Per output (or per value, or value name, of `values`), the least precise floating
+    dtype among the values it is computed from, at every level of their decompositions."""
     producer = {v.name: b for b in trace.bsyms for v in b.output_values()}
     least_of: dict[int, DType | None] = {}  # per bound symbol, over its own values
 
@@ -201,8 +202,9 @@ def working_dtypes(trace: Trace) -> list[torch.dtype | None]:
         return found
 
     out = []
-    for leaf in tree_leaves(trace.output):
-        dtype = least(leaf.name, set()) if isinstance(leaf, TensorValue) else None
+    for leaf in tree_leaves(trace.output) if values is None else values:
+        name = leaf if isinstance(leaf, str) else leaf.name if isinstance(leaf, TensorValue) else None
+        dtype = least(name, set()) if name is not None else None
         out.append(TO_TORCH[dtype] if dtype is not None else None)
     return out
 
@@ -363,12 +365,18 @@ def check_against_eager(
         if value.name in written:
             values = final.get(value.name) not in empty
             if training and values:
-                report.written.append(compare_update(value.name, before[i], eager_inputs[i], compiled_inputs[i], fused))
+                # Computed in half precision under autocast, an update carries its rounding.
+                working = working_dtypes(trace, [final[value.name]])[0]
+                report.written.append(compare_update(value.name, before[i], eager_inputs[i], compiled_inputs[i], fused,
+                                                     working))
             else:
                 report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
                                                    fused=fused))
-    for i in grads_set(trace) if training else ():
-        report.gradients.append(_compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad))
+    grads = grads_set(trace) if training else {}
+    workings = working_dtypes(trace, list(grads.values()))
+    for (i, _), working in zip(grads.items(), workings, strict=True):
+        report.gradients.append(_compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad,
+                                              working))
     if repeat:
         # The script's own output was shown once, by the eager run above; the timed runs
         # work on copies, and the state the eager ones change is put back.
@@ -380,13 +388,13 @@ def check_against_eager(
     return report
 
 
-def _compare_grad(name: str, eager, compiled) -> OutputCheck:
+def _compare_grad(name: str, eager, compiled, working: torch.dtype | None = None) -> OutputCheck:
     if eager is None or compiled is None:
         left = "eager" if compiled is not None else "the trace"
         if eager is None and compiled is None:
             return OutputCheck(name, None, None, True)
         return OutputCheck(name, None, None, False, problem=f"{left} left it None")
-    return compare_outputs([name], [eager], [compiled], gradients=True)[0]
+    return compare_outputs([name], [eager], [compiled], [working], gradients=True)[0]
 
 
 def _structure(obj: object) -> str:

@@ -27,10 +27,11 @@ def trains(trace: Trace) -> bool:
     return any(b.symbol in _SET_GRAD or is_backward(b) for b in trace.bsyms)
 
 
-def grads_set(trace: Trace) -> list[int]:
-    """The positions of the inputs whose `.grad` the trace sets, in input order."""
-    names = {b.args[0].name for b in trace.bsyms if b.symbol in _SET_GRAD}
-    return [i for i, value in enumerate(trace.inputs) if value.name in names]
+def grads_set(trace: Trace) -> dict[int, object]:
+    """The positions of the inputs whose `.grad` the trace sets, in input order, each
+    with the value it is set to (None: set to None)."""
+    grads = {b.args[0].name: b.args[1] for b in trace.bsyms if b.symbol in _SET_GRAD}
+    return {i: grads[value.name] for i, value in enumerate(trace.inputs) if value.name in grads}
 
 
 def _copy(obj):
