@@ -366,7 +366,7 @@ def check_against_eager(
             values = final.get(value.name) not in empty
             if training and values:
                 # Computed in half precision under autocast, an update carries its rounding.
-                working = working_dtypes(trace, [final[value.name]])[0]
+                working = working_dtypes(trace, [final.get(value.name)])[0]
                 report.written.append(compare_update(value.name, before[i], eager_inputs[i], compiled_inputs[i], fused,
                                                      working))
             else:
