@@ -145,6 +145,16 @@ def table_source(results: dict[str, OpResult]) -> str:
     return "\n".join(out)
 
 
+def print_each(results, disagreement_of, width: int) -> None:
+    """One line per OpInfo asked for by name: its class and why, then where it disagrees
+    with the reviewed table."""
+    for result in results:
+        print(f"{result.kind:<{width}} {result.name}: {result.detail}")
+        disagreement = disagreement_of(result)
+        if disagreement:
+            print(" " * (width + 1) + disagreement)
+
+
 def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("-")]
     start = time.perf_counter()
@@ -153,11 +163,7 @@ def main(argv: list[str]) -> int:
     if "--table" in argv:
         print(table_source(results))
     elif names:
-        for result in results.values():
-            print(f"{result.kind:<8} {result.name}: {result.detail}")
-            disagreement = against_table(result)
-            if disagreement:
-                print(f"         {disagreement}")
+        print_each(results.values(), against_table, width=8)
     else:
         print(report(results, seconds))
     return 0

@@ -27,7 +27,7 @@ import torch
 from torch.testing._internal.opinfo.core import OpInfo
 
 from tests.opinfo.checks import describe, one_line, op_tolerances
-from tests.opinfo.coverage import family_table
+from tests.opinfo.coverage import family_table, print_each
 from tests.opinfo.expected import GRAD_DEFECTS, MODELED
 from tests.opinfo.harness import OP_SEED, SEED, full_name, opinfos, seeds_itself, split
 from tests.ops.grad_matrix import _tolerance
@@ -277,11 +277,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     results = run_all(names or None)
     if names:
-        for result in results.values():
-            print(f"{result.kind:<11} {result.name}: {result.detail}")
-            disagreement = against_table(result)
-            if disagreement:
-                print(f"            {disagreement}")
+        print_each(results.values(), against_table, width=11)
     else:
         print(report(results, time.perf_counter() - start))
     return 0

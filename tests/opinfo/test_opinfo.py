@@ -11,7 +11,6 @@ move when torch adds OpInfos; TRACECLI_OPINFO=all runs them all, as `make covera
 from __future__ import annotations
 
 import os
-import zlib
 
 import pytest
 import torch
@@ -19,6 +18,7 @@ import torch
 from tests.opinfo.coverage import against_table
 from tests.opinfo.expected import MODELED, NOT_MODELED, TORCH_VERSION
 from tests.opinfo.harness import KINDS, opinfos, run_opinfo
+from tests.opinfo.harness import sampled as in_sample
 
 SAMPLE_EVERY = 3
 ALL = os.environ.get("TRACECLI_OPINFO") == "all"
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def sampled(name: str) -> bool:
-    return zlib.crc32(name.encode()) % SAMPLE_EVERY == 0
+    return in_sample(name, SAMPLE_EVERY)
 
 
 def test_the_table_lists_every_opinfo_once():

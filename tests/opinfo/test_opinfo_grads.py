@@ -12,13 +12,13 @@ move when torch adds OpInfos; TRACECLI_OPINFO_GRADS=all runs them all, as
 from __future__ import annotations
 
 import os
-import zlib
 
 import pytest
 import torch
 
 from tests.opinfo.expected import GRAD_DEFECTS, MODELED, TORCH_VERSION
 from tests.opinfo.gradients import against_table, grad_opinfo, population
+from tests.opinfo.harness import sampled as in_sample
 
 SAMPLE_EVERY = 5
 ALL = os.environ.get("TRACECLI_OPINFO_GRADS") == "all"
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
 
 def sampled(name: str) -> bool:
     # Salted, so that this sample is not the forward test's (tests/opinfo/test_opinfo.py).
-    return zlib.crc32(b"grad:" + name.encode()) % SAMPLE_EVERY == 0
+    return in_sample(name, SAMPLE_EVERY, b"grad:")
 
 
 def test_the_defects_listed_are_modeled_opinfos_with_reasons():
