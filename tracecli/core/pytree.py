@@ -20,6 +20,8 @@ from tracecli.core.dims import Dim, substitute
 from tracecli.core.values import NumberValue, TensorValue
 
 _VALUE_SET = frozenset((TensorValue, NumberValue))
+# Leaves no value map can change, met in every shape: passed over without a call each.
+_SCALARS = frozenset((int, float, bool, str, complex, type(None)))
 
 
 class Node(NamedTuple):
@@ -324,12 +326,15 @@ def map_values(fn: Callable, obj: object) -> object:
     if kind in _VALUE_SET:
         return fn(obj)
     if kind is tuple:
-        items = [map_values(fn, item) for item in obj]
         # A tuple in which nothing changed is itself (tuples are immutable): passes then
-        # see that a bound symbol holding only constants there needs no new record.
-        for new, old in zip(items, obj, strict=True):
-            if new is not old:
-                return tuple(items)
+        # see that a bound symbol holding only constants there needs no new record. Most
+        # are shapes, (8, 512): their numbers are passed over without a call each.
+        for i, item in enumerate(obj):
+            if type(item) in _SCALARS:
+                continue
+            new = map_values(fn, item)
+            if new is not item:
+                return (*obj[:i], new, *[map_values(fn, rest) for rest in obj[i + 1:]])
         return obj
     if kind is list:
         return [map_values(fn, item) for item in obj]

@@ -166,7 +166,20 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
             same = False
 
     subsymbols = bsym.subsymbols
-    if subsymbols:
+    if len(subsymbols) == 1 and names is None:
+        # Most calls have one subsymbol, the primitive restating them (`ltorch.mul` ->
+        # `prims.mul`) with the very same arguments tuple and output record.
+        sub = subsymbols[0]
+        if (sub.args is bsym.args and sub.output is before and not sub.kwargs and not sub.subsymbols
+                and not sub.name_hints):
+            if not same:
+                sub = new_bound_symbol(sub.symbol, args, (), output, (), sub.source, (), sub.scope)
+        else:
+            sub = _map(sub, fn, names, table, (bsym.args, args, before, output))
+        if sub is not subsymbols[0]:
+            subsymbols = (sub,)
+            same = False
+    elif subsymbols:
         here = (bsym.args, args, before, output)
         mapped = []
         changed = False

@@ -63,14 +63,18 @@ def _plan(trace: Trace) -> dict[str, str]:
     final: dict[str, str] = {}  # only names that change: it is the plan
     kept: set[str] = set()  # values whose user name is their own name already (`t7` stays `t7`)
     claimed = set(fixed)
-    versions: list[tuple[str, str]] = []
+    versions: dict[str, list[str]] = {}  # variable -> the later values stored in it, in order
     seen_values: set[str] = set()
     for value, var in hinted:
         if value in seen_values:
             continue  # a value merged by cse carries several hints: the first one names it
         seen_values.add(value)
         if var in claimed:
-            versions.append((value, var))
+            later = versions.get(var)
+            if later is None:
+                versions[var] = [value]
+            else:
+                later.append(value)
         else:
             claimed.add(var)
             if var != value:
@@ -80,23 +84,25 @@ def _plan(trace: Trace) -> dict[str, str]:
     # Versioned names are chosen only after every exact user name is claimed, so a
     # user's own `a_1` is never taken by the second version of `a`. (Every variable in
     # `hinted` was spelled.) Two versions never clash: `a_<k>` splits at its last `_`
-    # into one variable and one number. So they are checked against the names claimed
-    # before them (a few dozen, usually) and claimed all at once afterwards.
+    # into one variable and one number. So each variable's versions are numbered on their
+    # own, checked against the names claimed before them (a few dozen, usually), and
+    # claimed all at once afterwards.
     user_names = set(spelled.values())
-    next_version: dict[str, int] = {}
     version_names: list[str] = []
-    for value, var in versions:
-        k = next_version.get(var, 1)
-        name = f"{var}_{k}"
-        while name in claimed or name in user_names:
+    for var, later in versions.items():
+        prefix = var + "_"
+        k = 0
+        for value in later:
             k += 1
-            name = f"{var}_{k}"
-        next_version[var] = k + 1
-        version_names.append(name)
-        if name != value:
-            final[value] = name
-        else:
-            kept.add(value)
+            name = prefix + str(k)
+            while name in claimed or name in user_names:
+                k += 1
+                name = prefix + str(k)
+            version_names.append(name)
+            if name != value:
+                final[value] = name
+            else:
+                kept.add(value)
     claimed.update(version_names)
 
     # Every other name stays unless a user name now needs it.
