@@ -172,7 +172,7 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
         sub = subsymbols[0]
         if (sub.args is bsym.args and sub.output is before and not sub.kwargs and not sub.subsymbols
                 and not sub.name_hints):
-            if not same:
+            if output is not before or args is not bsym.args:
                 sub = new_bound_symbol(sub.symbol, args, (), output, (), sub.source, (), sub.scope)
         else:
             sub = _map(sub, fn, names, table, (bsym.args, args, before, output))
