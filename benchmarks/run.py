@@ -45,6 +45,7 @@ TARGET_VS_FX = 1.0  # trace + codegen (fx's own work) at most as slow as fx per 
 TARGET_GROWTH = 1.5  # "linear": µs/op at the largest size over µs/op at the smallest
 TARGET_VS_EAGER = 1.10  # compiled torch-executor call within 10% of eager
 TARGET_PASS_MS = 1000.0  # each pass on 100 000 bound symbols "in well under a second"
+TARGET_RENAME_MS = 300.0  # rename, the pass that rebuilds every bound symbol at every level
 
 
 # -- section 1: tracing cost per op ------------------------------------------------------
@@ -207,7 +208,7 @@ def print_summary(
     tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow],
     executors: list[tuple[str, str, str, bool]],
 ) -> None:
-    print("8. Against the design targets")
+    print("9. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -230,8 +231,8 @@ def print_summary(
     largest = max((r.n for r in passes), default=0)
     for r in passes:
         if r.n == largest:
-            lines.append((f"pass {r.name}, N={r.n}", f"{r.ms:.0f} ms", f"< {TARGET_PASS_MS:.0f} ms",
-                          r.ms < TARGET_PASS_MS))
+            target = TARGET_RENAME_MS if r.name == "rename" and r.n >= 100_000 else TARGET_PASS_MS
+            lines.append((f"pass {r.name}, N={r.n}", f"{r.ms:.0f} ms", f"< {target:.0f} ms", r.ms < target))
     for name in dict.fromkeys(r.name for r in passes):
         mine = sorted((r for r in passes if r.name == name), key=lambda r: r.n)
         growth = mine[-1].us_per_bsym / mine[0].us_per_bsym
@@ -259,6 +260,10 @@ def print_environment(clock: Clock) -> None:
     print()
 
 
+# A median of five: one pass at 100 000 bound symbols swings by a tenth from run to run.
+PASS_REPS = 5
+
+
 def _pass_sizes(quick: bool) -> list[int]:
     return [1_000, 10_000] if quick else [10_000, 100_000]
 
@@ -280,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     print_environment(clock)
     if args.only == "passes":  # a pass's cost alone, while working on one, in about a minute
-        print_passes(bench_passes(_pass_sizes(args.quick), 3, clock))
+        print_passes(bench_passes(_pass_sizes(args.quick), PASS_REPS, clock))
         return 0
     if args.only == "training":
         print_training(bench_training(1 if args.quick else 3))
@@ -296,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         print_tracing(tracing)
         execution = bench_execution(workdir, rounds, clock)
         print_execution(execution)
-    passes = bench_passes(_pass_sizes(args.quick), 3, clock)
+    passes = bench_passes(_pass_sizes(args.quick), PASS_REPS, clock)
     print_passes(passes)
     print_models(bench_models(reps=1 if args.quick else 3))
     verifying = bench_verify([10_000, 100_000] if not args.quick else [1_000, 10_000], rounds, clock)

@@ -42,8 +42,11 @@ def _plan(trace: Trace) -> dict[str, str]:
         return legal
 
     # (value name, variable), sizes first (bound before anything reads them), then values
-    # in definition order.
+    # in definition order; each value once, with the first hint for it. A value is
+    # defined by one call, so only a call with several hints (cse merged its duplicates
+    # into it) or a size a call also binds could repeat one.
     hinted = [(info.name, spell(info.hint)) for info in trace.dims if info.hint]
+    sized = {value for value, _ in hinted}
     # A fusion region's members keep the hints of the lines that made them.
     for bsym in flatten_regions(trace.bsyms):
         hints = bsym.name_hints
@@ -53,22 +56,22 @@ def _plan(trace: Trace) -> dict[str, str]:
         if type(output) is TensorValue and len(hints) == 1:
             # One output and one hint for it, as most calls have: no tree to walk.
             out, var = hints[0]
-            if out == output.name:
+            if out == output.name and out not in sized:
                 legal = spelled.get(var)
                 hinted.append((out, spell(var) if legal is None else legal))
         else:
             outputs = {o.name for o in values_in(output)}
-            hinted.extend([(out, spell(var)) for out, var in hints if out in outputs])
+            named = set(sized)
+            for out, var in hints:
+                if out in outputs and out not in named:
+                    named.add(out)
+                    hinted.append((out, spell(var)))
 
     final: dict[str, str] = {}  # only names that change: it is the plan
     kept: set[str] = set()  # values whose user name is their own name already (`t7` stays `t7`)
     claimed = set(fixed)
     versions: dict[str, list[str]] = {}  # variable -> the later values stored in it, in order
-    seen_values: set[str] = set()
     for value, var in hinted:
-        if value in seen_values:
-            continue  # a value merged by cse carries several hints: the first one names it
-        seen_values.add(value)
         if var in claimed:
             later = versions.get(var)
             if later is None:
