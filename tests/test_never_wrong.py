@@ -458,6 +458,30 @@ def _seeded(x):
     return torch.rand(3) + x
 
 
+def test_draws_shaped_like_a_transposed_tensor_follow_its_layout(cli, tmp_path):
+    # Eager fills memory in order: rand_like, randn_like, randint_like and dropout of a
+    # transposed tensor draw the transposed values, and so must every executor, lowered too.
+    script = write(tmp_path, "like.py", """
+        import torch
+        import torch.nn.functional as F
+
+
+        def f(x):
+            t = x.transpose(0, 1) * 2
+            return torch.rand_like(t), torch.randn_like(t), torch.randint_like(t, 9), F.dropout(t, 0.4)
+
+
+        def sample_inputs(device):
+            return (torch.randn(5, 3, device=device),)
+    """)
+    for executor, passes in (("torch", "dce"), ("prims", "dce"), ("torch", "lower,cse"), ("inductor", "fuse")):
+        result = cli("run", script, "--executor", executor, "-p", passes, "--no-timing")
+        assert result.exit_code == 0, result.output
+        assert "all 4 outputs match eager" in result.stdout
+    lowered = lower(trace_callable(lambda x: torch.rand_like(x.T), (torch.ones(2, 3),)).trace).trace
+    assert lowered.bsyms[-1].kwargs[-1][0] == "like"
+
+
 # -- uninitialised memory ---------------------------------------------------------------------
 
 

@@ -84,6 +84,10 @@ def _clone(g, out, x):
 
 
 no_gradient(prims.full, prims.iota, prims.empty, prims.tensor, prims.linspace, prims.logspace)
+# A draw shaped like a tensor reads it for its shape and layout only: as in eager, what it
+# draws carries no gradient back to that tensor (`noise = torch.randn_like(latents)`).
+no_gradient(prims.uniform, prims.normal, prims.bernoulli, prims.randint, prims.randperm,
+            ltorch.rand_like, ltorch.randn_like, ltorch.randint_like)
 # What the user detached passes no gradient back, whatever it is made of.
 no_gradient(ltorch.detach)
 

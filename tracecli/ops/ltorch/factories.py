@@ -206,7 +206,7 @@ def _randint_like(input, *args, low=None, high=None, **options):
 def randint_like(input, low, high, *, dtype=None, device=None):
     """integers drawn uniformly from [low, high), shaped like input (in its dtype unless told)"""
     shape, dtype, device = _like(input, dtype, device)
-    return prims.randint(shape, low, high, device=device, dtype=dtype)
+    return prims.randint(shape, low, high, device=device, dtype=dtype, like=input)
 
 
 def _randperm(n, **options):
@@ -292,14 +292,14 @@ def _like(input, dtype, device):
 def rand_like(input, *, dtype=None, device=None):
     """uniform samples in [0, 1) shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
-    return prims.uniform(shape, 0.0, 1.0, device=device, dtype=dtype)
+    return prims.uniform(shape, 0.0, 1.0, device=device, dtype=dtype, like=input)
 
 
 @symbol(torch.randn_like, adapter=_randn_like, tags=(Tag.RANDOM,))
 def randn_like(input, *, dtype=None, device=None):
     """standard normal samples shaped like input"""
     shape, dtype, device = _like(input, dtype, device)
-    return prims.normal(shape, 0.0, 1.0, device=device, dtype=dtype)
+    return prims.normal(shape, 0.0, 1.0, device=device, dtype=dtype, like=input)
 
 
 @symbol(torch.zeros_like, adapter=_zeros_like)

@@ -151,10 +151,10 @@ def dropout(input, p=0.5, training=True):
         return input  # records nothing, as eager returns its input
     if p == 1.0:
         return prims.mul(input, 0.0)  # eager multiplies by zero: NaN stays NaN
-    # Eager's CPU kernel: a Bernoulli mask in the input's dtype, divided by 1 - p, times
-    # the input; the same RNG stream, so the same mask for contiguous inputs.
+    # Eager's CPU kernel: a Bernoulli mask in the input's dtype and layout, divided by
+    # 1 - p, times the input; the same RNG stream, so the same mask.
     keep = 1.0 - p
-    mask = prims.bernoulli(input.shape, keep, device=input.device, dtype=input.dtype)
+    mask = prims.bernoulli(input.shape, keep, device=input.device, dtype=input.dtype, like=input)
     return prims.mul(input, prims.div(mask, keep))
 
 

@@ -4,7 +4,10 @@ restoring the generator's state.
 
 Random prims draw from torch's global generator the way eager's factories do, so eager
 and traced runs under one seed agree bit for bit; manual_seed seeds that generator where
-the program did, so the draws after it are eager's too. linspace, logspace and randperm
+the program did, so the draws after it are eager's too. A draw fills memory in order, so
+the values at each index depend on the layout drawn into: given `like=`, a draw fills a
+tensor laid out as that one is (`empty_like`), as eager's `rand_like` and dropout draw in
+their input's layout (a transposed input gets the transposed draw). linspace, logspace and randperm
 are torch's own kernels: linspace computes each half from its own end with the vector
 width of the CPU it runs on, and randperm shuffles with its own draws, which no
 decomposition repeats bit for bit.
@@ -29,13 +32,27 @@ def _factory_meta(shape, *_, device, dtype) -> TensorType:
     return TensorType(tuple(shape), dtype, device)
 
 
+def _check_like(name: str, shape, like) -> None:
+    if like is not None and tuple(like.shape) != tuple(shape):
+        raise ShapeError(f"prims.{name} draws {list(shape)} values laid out like a tensor of shape {list(like.shape)}")
+
+
 def _sampling_meta(name: str):
-    def meta(shape, *_, device, dtype) -> TensorType:
+    def meta(shape, *_, device, dtype, like=None) -> TensorType:
         # torch samples floating point (and complex) values only.
         check_kinds(name, dtype, INEXACT)
+        _check_like(name, shape, like)
         return _factory_meta(shape, device=device, dtype=dtype)
 
     return meta
+
+
+def _drawn_into(shape, like, device, dtype):
+    """The tensor a draw fills: laid out as `like` is (eager's `*_like` and dropout), or
+    contiguous."""
+    if like is None:
+        return torch.empty(shape, device=device, dtype=torch_dtype(dtype))
+    return torch.empty_like(like, device=device, dtype=torch_dtype(dtype))
 
 
 def _iota_meta(length, start, step, *, device, dtype) -> TensorType:
@@ -50,13 +67,13 @@ def _iota(length, start, step, *, device, dtype):
     return torch.arange(start, start + length * step, step, device=device, dtype=torch_dtype(dtype))[:length]
 
 
-def _uniform(shape, low, high, *, device, dtype):
+def _uniform(shape, low, high, *, device, dtype, like=None):
     # Same RNG stream as torch.rand / Tensor.uniform_, so eager and traced agree.
-    return torch.empty(shape, device=device, dtype=torch_dtype(dtype)).uniform_(low, high)
+    return _drawn_into(shape, like, device, dtype).uniform_(low, high)
 
 
-def _normal(shape, mean, std, *, device, dtype):
-    return torch.empty(shape, device=device, dtype=torch_dtype(dtype)).normal_(mean, std)
+def _normal(shape, mean, std, *, device, dtype, like=None):
+    return _drawn_into(shape, like, device, dtype).normal_(mean, std)
 
 
 def _empty(shape, *, device, dtype):
@@ -138,7 +155,8 @@ normal = prim("normal", _sampling_meta("normal"), _normal, tags=(Tag.RANDOM,))
 # --- Bernoulli sampling -----------------------------------------------------------------------
 
 
-def _bernoulli_meta(shape, p, *, device, dtype: DType) -> TensorType:
+def _bernoulli_meta(shape, p, *, device, dtype: DType, like=None) -> TensorType:
+    _check_like("bernoulli", shape, like)
     if not dtype.is_float:
         raise ShapeError(f"prims.bernoulli samples floating point values, got {dtype.name}")
     if not 0.0 <= p <= 1.0:
@@ -146,10 +164,10 @@ def _bernoulli_meta(shape, p, *, device, dtype: DType) -> TensorType:
     return TensorType(tuple(shape), dtype, device)
 
 
-def _bernoulli(shape, p, *, device, dtype):
+def _bernoulli(shape, p, *, device, dtype, like=None):
     # The draw eager dropout makes on CPU (`empty_like(input).bernoulli_(1 - p)`): the same
-    # RNG stream, so the same mask for a contiguous input of this shape.
-    return torch.empty(shape, device=device, dtype=torch_dtype(dtype)).bernoulli_(p)
+    # RNG stream, into the same layout given `like`, so the same mask.
+    return _drawn_into(shape, like, device, dtype).bernoulli_(p)
 
 
 bernoulli = prim(
@@ -160,7 +178,8 @@ bernoulli = prim(
 # --- integers: randint and randperm ---------------------------------------------------------
 
 
-def _randint_meta(shape, low, high, *, device, dtype: DType) -> TensorType:
+def _randint_meta(shape, low, high, *, device, dtype: DType, like=None) -> TensorType:
+    _check_like("randint", shape, like)
     if dtype.kind == "complex":
         raise ShapeError(f"prims.randint does not draw {dtype.name} values")
     if isinstance(low, int) and isinstance(high, int) and low >= high:
@@ -168,8 +187,10 @@ def _randint_meta(shape, low, high, *, device, dtype: DType) -> TensorType:
     return TensorType(tuple(shape), dtype, device)
 
 
-def _randint(shape, low, high, *, device, dtype):
-    return torch.randint(low, high, shape, device=device, dtype=torch_dtype(dtype))
+def _randint(shape, low, high, *, device, dtype, like=None):
+    if like is None:
+        return torch.randint(low, high, shape, device=device, dtype=torch_dtype(dtype))
+    return _drawn_into(shape, like, device, dtype).random_(low, high)  # torch.randint_like's draw
 
 
 def _randperm_meta(n, *, device, dtype: DType) -> TensorType:
