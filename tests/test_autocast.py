@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.ops.harness import Case
+from tests.test_cli import write
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
 from tracecli.core.verify import verify
@@ -148,3 +149,40 @@ def test_one_signature_inside_and_outside_autocast_gives_two_traces(cli, tmp_pat
     assert "torch.float32 torch.bfloat16" in result.stdout
     assert result.stdout.count("def step(x, w):") == 2
     assert "ltorch.to(x, dtype=torch.bfloat16)" in result.stdout
+
+
+AMP_OPAQUE = """
+    import torch
+
+
+    def f(x, w, b):
+        with torch.autocast("{device}", dtype=torch.bfloat16):
+            # conv_tbc is not modelled; autocast runs it in bfloat16 on CPU, cdist in float32.
+            d = torch.conv_tbc(x.unsqueeze(0), w.unsqueeze(0), b[0])
+            e = torch.cdist(x, w) + d.float().sum()
+        return d, e
+
+
+    def sample_inputs(device):
+        return torch.randn(4, 4, device=device), torch.randn(4, 4, device=device), torch.randn(4, 4, device=device)
+"""
+
+
+def test_an_unmodelled_call_under_autocast_runs_under_it(cli, tmp_path):
+    script = write(tmp_path, "amp_opaque.py", AMP_OPAQUE.format(device="cpu"))
+    for executor in ("torch", "prims", "inductor"):
+        result = cli("run", script, "--executor", executor, "--depth", "0", "--no-timing")
+        assert result.exit_code == 0, result.output
+        assert 't4 = conv_tbc_autocast_bf16(t0, t1, t3)  # t4: "cpu bf16[1, 4, 4]"' in result.stdout
+        assert "all 2 outputs match eager" in result.stdout
+    # Outside autocast the same call is the plain torch one.
+    trace = trace_callable(lambda x, w, b: torch.conv_tbc(x, w, b), (torch.randn(1, 4, 4),) * 2 + (torch.randn(4),)).trace
+    assert trace.bsyms[0].symbol.qualname == "torch.conv_tbc"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without CUDA")
+def test_an_unmodelled_call_under_cuda_autocast_without_cuda_is_refused(cli, tmp_path):
+    script = write(tmp_path, "amp_opaque.py", AMP_OPAQUE.format(device="cuda"))
+    result = cli("trace", script, "--device", "cuda:0")
+    assert result.exit_code == 2
+    assert "amp_opaque.py:8: torch.conv_tbc is not modelled and runs under torch.autocast('cuda')" in result.output

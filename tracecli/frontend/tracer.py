@@ -66,6 +66,7 @@ from tracecli.frontend.symbolic import (
 )
 from tracecli.frontend.training import Training, TrainingError
 from tracecli.ops import ltorch, torch_map
+from tracecli.ops.autocast import device_type
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError, canonical_dim
@@ -417,7 +418,7 @@ class _Tracer:
                 return func(*args, **kwargs)
         # A tensor made inside the entry (torch.randperm, torch.tensor([...]), torch.eye) is
         # an op at its line, run on every call, never a value frozen into an input.
-        out = self._record(opaque_symbol(func), vargs, vkwargs)
+        out = self._record(opaque_symbol(func, _autocast_around(read)), vargs, vkwargs)
         self._after_top_level(start)
         return self.to_proxies(out)
 
@@ -486,6 +487,18 @@ _NOT_SYMBOLIC = object()
 def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
     """Whether `target[key] = value` puts a view back where it is (`t[k] += 1` ends so)."""
     return len(vargs) == 3 and isinstance(vargs[2], TensorValue) and aliasing.same_place(*vargs)
+
+
+def _autocast_around(read: list) -> tuple[str, object] | None:
+    """(device type, dtype) of the torch.autocast an unmodelled call reading `read` runs
+    under in eager: the one on for the device type of the tensors it reads."""
+    for value in read:
+        if isinstance(value, TensorValue):
+            kind = device_type(value.device)
+            if kind in ("cpu", "cuda") and torch.is_autocast_enabled(kind):
+                return kind, FROM_TORCH[torch.get_autocast_dtype(kind)]
+            return None
+    return None
 
 
 def _makes_tensors(func, vargs, vkwargs) -> bool:

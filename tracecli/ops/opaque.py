@@ -6,6 +6,11 @@ see torch_paths.py); a callable with no path at all is bound in the generated co
 globals under a readable name instead. Its output types come from running the callable
 on meta tensors (or, for what has only a fake kernel, such as torch.cond, on fake
 tensors), and executors call the original callable.
+
+Called under torch.autocast, an unmodelled callable is recorded as a call of its own
+that runs under the same autocast (`conv_tbc_autocast_bf16(...)`): autocast may cast
+what it reads or what the ops inside it read, so only running it so repeats eager. Its
+types then come from fake tensors on the call's device, under that autocast.
 """
 
 from __future__ import annotations
@@ -35,20 +40,26 @@ class _DataDependent(Exception):
     """Fake tensors gave an output whose shape (or value) is a symbol: it depends on data."""
 
 
-_cache: dict[Callable, Symbol] = {}
+_cache: dict[object, Symbol] = {}
+
+# (device type, dtype) of the torch.autocast an opaque call runs under.
+AutocastState = tuple[str, DType]
 
 
-def opaque_symbol(func: Callable) -> Symbol:
+def opaque_symbol(func: Callable, autocast: AutocastState | None = None) -> Symbol:
+    """The opaque symbol calling `func`; with `autocast`, one calling it under that
+    torch.autocast."""
+    key = func if autocast is None else (func, autocast)
     try:
-        sym = _cache.get(func)
+        sym = _cache.get(key)
     except TypeError:  # an unhashable callable object: a symbol of its own each call
-        return _make_symbol(func)
+        return _make_symbol(func, autocast)
     if sym is None:
-        sym = _cache[func] = _make_symbol(func)
+        sym = _cache[key] = _make_symbol(func, autocast)
     return sym
 
 
-def _make_symbol(func: Callable) -> Symbol:
+def _make_symbol(func: Callable, autocast: AutocastState | None = None) -> Symbol:
     path = torch_path(func)
     # An in-place op on its first argument is INPLACE: the tracer rebinds the user's
     # tensor to its result, and no pass drops or merges it. Another op whose schema
@@ -61,7 +72,9 @@ def _make_symbol(func: Callable) -> Symbol:
     elif opaque_aliases(func):
         tags.add(Tag.VIEW)  # a later write to it or its input reaches the other
     name = path or hint(func)
-    meta = _meta_rule(func, name)
+    meta = _meta_rule(func, name, autocast)
+    if autocast is not None:
+        return _under_autocast(func, name, meta, frozenset(tags), autocast)
     if path is None:
         # No dotted path reaches it: the printer binds it in the generated code's globals.
         where = f"{getattr(func, '__module__', None) or '?'}.{getattr(func, '__qualname__', name)}"
@@ -70,19 +83,36 @@ def _make_symbol(func: Callable) -> Symbol:
                   doc=f"opaque call of {path}")
 
 
+def _under_autocast(func: Callable, name: str, meta: Callable, tags: frozenset[Tag],
+                    autocast: AutocastState) -> Symbol:
+    device_type, dtype = autocast
+    torch_dtype = TO_TORCH[dtype]
+
+    def impl(*args, **kwargs):
+        with torch.autocast(device_type, dtype=torch_dtype):
+            return func(*args, **kwargs)
+
+    # Printed as a name the generated code's globals bind: `conv_tbc_autocast_bf16(...)`.
+    impl.__name__ = impl.__qualname__ = f"{name.rsplit('.', 1)[-1]}_autocast_{dtype.short}"
+    return Symbol(impl.__name__, "", impl=impl, meta=meta, tags=tags,
+                  doc=f"opaque call of {name} under torch.autocast({device_type!r}, dtype=torch.{dtype.name})")
+
+
 # Walkers over an opaque call's arguments and results (tuples, lists, dicts).
 
 
-def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor]):
+def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor], on_device: bool = False):
+    """Meta tensors for the values in `obj`; `on_device`: tensors on each value's own
+    device instead (fake ones, made inside a FakeTensorMode)."""
     if isinstance(obj, TensorValue):
         devices.append(obj.device)
-        tensor = torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device="meta")
+        tensor = torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device=obj.device if on_device else "meta")
         tensors.append(tensor)
         return tensor
     if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_meta(o, devices, tensors) for o in obj)
+        return type(obj)(_to_meta(o, devices, tensors, on_device) for o in obj)
     if isinstance(obj, dict):
-        return {k: _to_meta(v, devices, tensors) for k, v in obj.items()}
+        return {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()}
     if isinstance(obj, DType):
         return TO_TORCH[obj]
     return obj
@@ -128,11 +158,19 @@ _META_DISAGREES: dict[Callable, tuple[Callable[[tuple, dict], bool], str]] = {
 }
 
 
-def _meta_rule(func: Callable, name: str) -> Callable:
+def _meta_rule(func: Callable, name: str, autocast: AutocastState | None = None) -> Callable:
     try:
         disagrees = _META_DISAGREES.get(func)
     except TypeError:  # an unhashable callable object
         disagrees = None
+    if autocast is not None:
+        plain = _meta_rule(func, name)
+
+        def under_autocast(*args, **kwargs):
+            plain(*args, **kwargs)  # what a plain call refuses, this one refuses too
+            return _autocast_types(func, name, autocast, args, kwargs)
+
+        return under_autocast
 
     def meta(*args, **kwargs):
         if any(isinstance(leaf, torch.Generator) for leaf in _leaves((args, tuple(kwargs.values())))):
@@ -165,6 +203,24 @@ def _meta_rule(func: Callable, name: str) -> Callable:
         return _from_meta(out, device, name)
 
     return meta
+
+
+def _autocast_types(func: Callable, name: str, autocast: AutocastState, args: tuple, kwargs: dict):
+    device_type, dtype = autocast
+    if device_type == "cuda" and not torch.cuda.is_available():
+        # Fake CUDA tensors on a machine without CUDA: autocast leaves them as they are.
+        raise OpaqueCallError(f"{name} is not modelled and runs under torch.autocast('cuda'): the dtypes it "
+                              "returns there are known only on a machine with CUDA")
+    devices: list[str] = []
+    with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True):
+        fargs, fkwargs = _to_meta(args, devices, [], True), _to_meta(kwargs, devices, [], True)
+        with torch.autocast(device_type, dtype=TO_TORCH[dtype]):
+            try:
+                out = func(*fargs, **fkwargs)
+            except Exception as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise OpaqueCallError(f"{name} cannot be traced under torch.autocast: {reason}") from exc
+    return _from_meta(out, devices[0] if devices else "cpu", name)
 
 
 def _run(func: Callable, name: str, args: tuple, kwargs: dict):
