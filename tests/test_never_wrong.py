@@ -165,6 +165,77 @@ def test_lstm_weights_are_named_after_their_module(cli, tmp_path):
     assert "captured_1" not in result.stdout
 
 
+def test_parameters_met_through_a_loop_variable_are_named_after_their_module(cli, tmp_path):
+    # An EMA update walks the parameters with a loop variable: each is still the module's
+    # parameter, named so and found there again by a later call, not `p`, `p_1`, ...
+    script = write(tmp_path, "ema.py", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 3)
+        ema = nn.Linear(3, 3)
+
+
+        def step(x):
+            with torch.no_grad():
+                for p_ema, p in zip(ema.parameters(), model.parameters()):
+                    p_ema.mul_(0.9).add_(p, alpha=0.1)
+            return ema(x)
+
+
+        if __name__ == "__main__":
+            for _ in range(3):
+                step(torch.randn(2, 3))
+    """)
+    result = cli("run", f"{script}:step", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "def step(x, ema_weight, model_weight, ema_bias, model_bias):" in result.stdout
+    assert "ema_weight (written)" in result.stdout and "p_ema (written)" not in result.stdout
+    assert "3 calls" in result.stdout
+    assert "ltorch.set_grad_enabled(False)" in result.stdout and "ltorch.restore_grad_enabled()" in result.stdout
+
+
+def test_a_no_grad_entry_returns_what_needs_no_gradient_as_eager_does(cli, tmp_path):
+    # The main block reads the result as numpy: eager's needs no gradient, so the
+    # trace's must not either, on every executor.
+    script = write(tmp_path, "predict.py", """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+        @torch.no_grad()
+        def predict(x):
+            return model(x).softmax(-1)
+
+
+        def main():
+            for _ in range(2):
+                print(predict(torch.randn(5, 4)).numpy().argmax(-1).shape)
+
+
+        if __name__ == "__main__":
+            main()
+    """)
+    for executor in ("torch", "prims", "inductor"):
+        result = cli("run", f"{script}:predict", "--executor", executor, "--depth", "0", "--no-timing")
+        assert result.exit_code == 0, result.output
+        assert "predict: 2 calls, 1 distinct trace" in result.stdout
+
+
+def test_the_grad_mode_is_restored_when_the_trace_raises_inside_a_no_grad_block():
+    def f(x):
+        with torch.no_grad():
+            torch._check_tensor_all(x > 0, lambda: "x must be positive")
+            return x * 2
+
+    compiled = compile_trace(trace_callable(f, (torch.ones(3),)).trace)
+    with pytest.raises(RuntimeError):
+        compiled(-torch.ones(3))
+    assert torch.is_grad_enabled()
+
+
 # -- what the entry returns -------------------------------------------------------------------
 
 

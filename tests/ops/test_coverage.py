@@ -121,7 +121,7 @@ EXPECTED_FAMILIES = _by_name({
     "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
     "inplace": "add_ sub_ mul_ div_ copy_ set_data_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
-    "autograd": "set_grad",
+    "autograd": "set_grad set_grad_enabled restore_grad_enabled",
 })
 EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
@@ -155,7 +155,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",
     "checks": "check_all",
-    "autograd": "set_grad",
+    "autograd": "set_grad set_grad_enabled restore_grad_enabled",
 })
 
 

@@ -53,8 +53,32 @@ def compile_trace(trace: Trace, globals_: dict | None = None, compile_region: Ca
     scope.update(bindings.bound)
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
+    if any(b.symbol in _GRAD_MODE_SETTERS for b in trace.bsyms):
+        fn = _grad_mode_kept(fn)
     fn.__tracecli_source__ = source
     return fn
+
+
+_GRAD_MODE_SETTERS = frozenset({ltorch.set_grad_enabled, prims.set_grad_enabled})
+
+
+def _grad_mode_kept(fn: Callable) -> Callable:
+    """`fn`, leaving the grad mode it was called in as it found it when a call in it
+    raises between a set_grad_enabled and its restore (a failed check), as leaving the
+    program's `with torch.no_grad():` block does; and the saved modes as they were."""
+    saved = prims.autograd.SAVED_GRAD_MODES
+
+    def run(*args):
+        depth, mode = len(saved), torch.is_grad_enabled()
+        try:
+            return fn(*args)
+        except BaseException:
+            torch._C._set_grad_enabled(mode)
+            raise
+        finally:
+            del saved[depth:]
+
+    return run
 
 
 def _region_namespaces(trace: Trace, globals_: dict | None, compile_region: Callable | None) -> dict:

@@ -88,7 +88,7 @@ def _traced_backward(tracer, cls, ctx: _Context, args: tuple, outs: list[TensorV
     placeholders = [TensorValue(tracer.registry.fresh("t"), v.shape, v.dtype, v.device) for v in outs]
     start = len(recorder.bsyms)
     try:
-        with torch.no_grad():
+        with recorder.grad_mode_internal(), torch.no_grad():
             grads = cls.backward(ctx, *(tracer.proxy(p) for p in placeholders))
     except UntracedBackward:
         raise

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 import torch
@@ -23,6 +24,7 @@ from tracecli.frontend.call_forms import accepts, form_key
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops.autocast import cast_arguments, policy_for
+from tracecli.ops.ltorch import restore_grad_enabled, set_grad_enabled
 from tracecli.ops.ltorch import to as ltorch_to
 from tracecli.ops.torch_bridge import FROM_TORCH
 
@@ -146,6 +148,14 @@ class Recorder:
         self.scopes: list[list[BoundSymbol]] = [[]]
         self.autocast_applied = False
         self.autocast_casts = 0  # casts recorded so far, to see whether a decomposition made any
+        # The grad mode the entry was called in, and the one the calls recorded last ran
+        # in: where the program changed it (`with torch.no_grad():`), the trace does too,
+        # so that what the calls make needs a gradient or not, and may write a parameter
+        # in place, as in eager. Not while tracecli itself turns autograd off
+        # (`grad_mode_internal`).
+        self.entry_grad_mode = torch.is_grad_enabled()
+        self.grad_mode = self.entry_grad_mode
+        self.internal_grad_mode = 0
         # The frame that made the torch call being recorded, while its adapter runs: user
         # code is looked for from there (None: from the recorder's caller up).
         self.caller: FrameType | None = None
@@ -156,6 +166,8 @@ class Recorder:
 
     def record(self, sym: Symbol, args: tuple, kwargs: dict):
         """Record one call made with values; return its output values."""
+        if len(self.scopes) == 1 and not self.internal_grad_mode and torch.is_grad_enabled() is not self.grad_mode:
+            self.follow_grad_mode()
         if sym.decomposition is not None:
             args, kwargs = _spec(sym).normalize(args, kwargs)
             autocasting = self._autocast(sym, args, kwargs)
@@ -193,6 +205,28 @@ class Recorder:
         bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, hints, scope)
         self.scopes[-1].append(bsym)
         return out
+
+    def follow_grad_mode(self) -> None:
+        """Record the change of grad mode since the last call recorded, if any: the mode
+        set, or the entry's own mode restored."""
+        mode = torch.is_grad_enabled()
+        if mode is self.grad_mode or self.internal_grad_mode:
+            return
+        self.grad_mode = mode  # first: the calls below are recorded in it
+        if mode is self.entry_grad_mode:
+            self.record(restore_grad_enabled, (), {})
+        else:
+            self.record(set_grad_enabled, (mode,), {})
+
+    @contextmanager
+    def grad_mode_internal(self) -> Iterator[None]:
+        """While tracecli turns autograd off itself (a custom Function's forward, traced
+        as eager runs it): the calls recorded keep the program's grad mode."""
+        self.internal_grad_mode += 1
+        try:
+            yield
+        finally:
+            self.internal_grad_mode -= 1
 
     def _autocast(self, sym: Symbol, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
         """The call's arguments with torch.autocast's casts recorded before it (at the

@@ -532,25 +532,30 @@ def _slice(container) -> bool:
 
 
 def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
-    """The name a captured tensor had where the user's code found it (a variable, or a
-    parameter or buffer of a module in a variable: `model.fc1.weight`), and how to look
-    there again (None for a function's local variable, gone once the call returns)."""
+    """The name a captured tensor had where the user's code found it (a global variable,
+    a parameter or buffer of a module in a variable: `model.fc1.weight`, or a local
+    variable), and how to look there again (None for a function's local variable, gone
+    once the call returns). A module's parameter met through a loop variable (`for p in
+    ema.parameters()`) is named after the module, where a later call finds it again."""
     scopes = []
     frame = user_frame(sys._getframe(1))
     while frame is not None:
         scopes += [(frame.f_locals, False), (frame.f_globals, True)]
         frame = frame.f_back
+    local_name = None
     for scope, lasting in scopes:
         for name, obj in scope.items():
             if obj is tensor:
-                return name, (lambda scope=scope, name=name: scope.get(name)) if lasting else None
+                if lasting:
+                    return name, lambda scope=scope, name=name: scope.get(name)
+                local_name = local_name or name
     # `self` inside a module's forward says less than the variable holding the module.
     owners = [(name, obj) for scope, _ in scopes for name, obj in scope.items() if isinstance(obj, torch.nn.Module)]
     for name, module in sorted(owners, key=lambda owner: owner[0] == "self"):
         for qualname, owned in (*module.named_parameters(), *module.named_buffers()):
             if owned is tensor:
                 return f"{name}.{qualname}", lambda module=module, qualname=qualname: _owned(module, qualname)
-    return "captured", None
+    return local_name or "captured", None
 
 
 def _owned(module: torch.nn.Module, qualname: str) -> object:
@@ -708,6 +713,7 @@ def trace_callable(
         try:
             with sizes:
                 output = tracer.output_values(result)  # views of tensors written since are taken again
+                tracer.recorder.follow_grad_mode()  # a decorator's torch.no_grad() ends with the entry
                 if tracer.watch is not None:
                     tracer.watch.settle()
                     tracer.dim_hints.look()

@@ -231,7 +231,8 @@ class Training:
 
     def function_apply(self, cls, args: tuple, kwargs: dict):
         """`MyFunction.apply(...)` on traced tensors (frontend/custom_functions.py)."""
-        out, ctx = run_forward(cls, args, kwargs)
+        with self.tracer.recorder.grad_mode_internal():
+            out, ctx = run_forward(cls, args, kwargs)
         if not torch.is_grad_enabled():
             return out  # as in eager: no graph, so no backward to keep
         try:

@@ -66,7 +66,7 @@ def _verdict(report: RunReport) -> str:
     if report.match:
         if n == 1 and not w:
             return "the output matches eager"
-        return f"{'all ' if n + w > 2 or not w else ''}{what} match eager"
+        return f"{'all ' if n != 1 and (n + w > 2 or not w) else ''}{what} match eager"
     differ = sum(not o.match for o in (*report.outputs, *report.written))
     if not w:
         return f"{differ} of {n} outputs differ from eager"

@@ -1,4 +1,5 @@
-"""Autograd's state on tensors, as a traced training step leaves it."""
+"""Autograd's state: tensors' `.grad`, as a traced training step leaves it, and the grad
+mode the program ran its calls in."""
 
 from __future__ import annotations
 
@@ -19,3 +20,26 @@ def set_grad(tensor, grad):
     tensor's gradient once the step is over; the tensor is the leaf object itself,
     whatever its values are by then"""
     prims.set_grad(tensor, grad)
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    prims.set_grad_enabled.impl(mode)
+
+
+def _restore_grad_enabled() -> None:
+    prims.restore_grad_enabled.impl()
+
+
+@symbol(_set_grad_enabled, tags=(Tag.SIDE_EFFECT,))
+def set_grad_enabled(mode):
+    """autograd on or off for the calls after it, as the program's `torch.no_grad()`,
+    `torch.enable_grad()` or `torch.inference_mode()` set it; the mode it replaces is
+    kept for restore_grad_enabled"""
+    prims.set_grad_enabled(mode)
+
+
+@symbol(_restore_grad_enabled, tags=(Tag.SIDE_EFFECT,))
+def restore_grad_enabled():
+    """the grad mode the last set_grad_enabled replaced, back: where the program's
+    `with` block ended"""
+    prims.restore_grad_enabled()
