@@ -371,10 +371,8 @@ class _Tracer:
                 return func(*args, **kwargs)
         if kind == "data":
             name = getattr(func, "__name__", str(func))
-            raise _error_at_user_line(
-                f"Tensor.{name} needs the tensor's values, which tracing does not have "
-                "(data-dependent control flow or data access); compute this from shapes instead"
-            )
+            raise _error_at_user_line(f"Tensor.{name} needs the tensor's values, which tracing does not have "
+                                      f"({_DATA_ADVICE.get(name, _READ_OUT_ADVICE)})")
         if kind == "unsupported-inplace":
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
@@ -482,6 +480,17 @@ _OPERATORS = {
 _PLAIN_LEAVES = frozenset({int, float, bool, complex, str, type(None)})
 _SIZE_READS = frozenset({"size", "shape", "numel", "nelement", "__len__", "stride"})
 _NOT_SYMBOLIC = object()
+
+
+# What to do instead of reading a traced tensor's values, by what reads them.
+_READ_OUT_ADVICE = ("a number read out of a traced tensor: return the tensor (`loss.detach()`) and read it "
+                    "where the traced function is called, or compute it from shapes")
+_DATA_ADVICE = {
+    "__bool__": "a branch on a tensor's value: compute both sides and pick with torch.where, "
+                "or move the branch out of the traced function",
+    "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
+    "data_ptr": "a tensor's memory address: the traced code has none to read",
+}
 
 
 def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
