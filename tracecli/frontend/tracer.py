@@ -483,8 +483,8 @@ _NOT_SYMBOLIC = object()
 
 
 # What to do instead of reading a traced tensor's values, by what reads them.
-_READ_OUT_ADVICE = ("a number read out of a traced tensor: return the tensor (`loss.detach()`) and read it "
-                    "where the traced function is called, or compute it from shapes")
+_READ_OUT_ADVICE = ("a number read out of a traced tensor: keep it a tensor (`x * x.max()`; return "
+                    "`loss.detach()`) and read it where the traced function is called")
 _DATA_ADVICE = {
     "__bool__": "a branch on a tensor's value: compute both sides and pick with torch.where, "
                 "or move the branch out of the traced function",
