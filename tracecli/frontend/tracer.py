@@ -486,7 +486,7 @@ _NOT_SYMBOLIC = object()
 _READ_OUT_ADVICE = ("a number read out of a traced tensor: keep it a tensor (`x * x.max()`; return "
                     "`loss.detach()`) and read it where the traced function is called")
 _DATA_ADVICE = {
-    "__bool__": "a branch on a tensor's value: compute both sides and pick with torch.where, "
+    "__bool__": "a data-dependent branch: compute both sides and pick with torch.where, "
                 "or move the branch out of the traced function",
     "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
     "data_ptr": "a tensor's memory address: the traced code has none to read",
