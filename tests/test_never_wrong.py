@@ -358,6 +358,100 @@ def test_a_trace_serves_a_later_call_only_while_what_it_assumed_holds(cli, tmp_p
     assert "ltorch.dropout" in result.stdout
 
 
+def test_numbers_in_modules_configs_and_helpers_are_guarded_too(cli, tmp_path):
+    # Each is a constant in the trace; a later call after it changed gets a trace of its own.
+    script = write(tmp_path, "numbers.py", """
+        import argparse
+        from dataclasses import dataclass
+
+        import torch
+        from torch import nn
+
+
+        @dataclass
+        class Config:
+            bias: float = 0.0
+
+
+        class Scaler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.temperature = 1.0
+                self.lin = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.lin(x) / self.temperature
+
+
+        config = {"shift": 0.0}
+        cfg = Config()
+        args = argparse.Namespace(alpha=1.0)
+        model = Scaler()
+        OFFSET = 0.0
+
+
+        def helper(y):
+            return y - OFFSET
+
+
+        def f(x):
+            return helper(model(x) + config["shift"] + cfg.bias) * args.alpha
+
+
+        def eager(x):
+            return (model.lin(x) / model.temperature + config["shift"] + cfg.bias - OFFSET) * args.alpha
+
+
+        if __name__ == "__main__":
+            x = torch.randn(2, 4)
+            right = []
+            for change in range(6):
+                if change == 1:
+                    model.temperature = 2.0
+                elif change == 2:
+                    config["shift"] = 10.0
+                elif change == 3:
+                    cfg.bias = 1.0
+                elif change == 4:
+                    args.alpha = 3.0
+                elif change == 5:
+                    OFFSET = 7.0
+                right.append(torch.allclose(f(x), eager(x)))
+            print("right", all(right))
+    """)
+    result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "right True" in result.stdout
+    assert "f: 6 calls, 6 distinct traces" in result.stdout
+
+
+def test_a_call_under_no_grad_gets_its_own_trace(cli, tmp_path):
+    script = write(tmp_path, "modes.py", """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 3)
+
+
+        def f(x):
+            with torch.no_grad():
+                model.weight.mul_(1.0)
+            return model(x)
+
+
+        if __name__ == "__main__":
+            x = torch.ones(2, 3)
+            with torch.no_grad():
+                a = f(x)
+            b = f(x)
+            print("needs grad", a.requires_grad, b.requires_grad)
+    """)
+    result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "needs grad False True" in result.stdout
+    assert "f: 2 calls, 2 distinct traces" in result.stdout
+
+
 def test_a_dict_of_tensors_is_read_afresh_on_every_call(cli, tmp_path):
     script = write(tmp_path, "batches.py", """
         import torch

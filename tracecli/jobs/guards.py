@@ -2,25 +2,36 @@
 later call of the entry in a script's main block.
 
 A trace specialises on more than the shapes of its arguments: the train/eval mode of
-the modules it ran, the Python numbers in the globals its code read, and the captured
-tensors it found in globals or module attributes. A later call after `model.train()`,
-`SCALE = 3`, or `W = torch.randn(...)` needs a new trace; the guard says so (as
-torch.compile's guards do, for these cases).
+the modules it ran, the Python numbers it read (a global `SCALE`, a module's
+`self.temperature`, `config["shift"]`, `args.alpha`), and the captured tensors it found
+in globals or module attributes. Those numbers are constants in the trace: a later call
+after `model.train()`, `SCALE = 3`, `model.temperature = 2.0` or `W = torch.randn(...)`
+needs a new trace, and the guard says so (as torch.compile's guards do, for these
+cases). The numbers looked at: those in the globals the entry's code and the script's
+functions it calls read, one or two levels into the containers and objects among them
+(dicts, lists, namespaces, dataclasses), and the Python attributes of every module the
+call can reach.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+from argparse import Namespace
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FunctionType, SimpleNamespace
 
 import torch
 
 from tracecli.core.pytree import tree_leaves
 from tracecli.frontend.loader import referenced_names
 
-# Global values a trace may have used as constants.
+# Values a trace may have used as constants.
 _SCALARS = (bool, int, float, complex, str, type(None))
+# A container with more numbers than this is not looked into: checking it on every call
+# would cost more than the call.
+_MAX_NUMBERS = 256
 
 
 @dataclass
@@ -28,12 +39,15 @@ class Guard:
     modes: list[tuple[torch.nn.Module, bool]] = field(default_factory=list)
     scalars: list[tuple[dict, str, object]] = field(default_factory=list)
     homes: list[tuple[torch.Tensor, Callable[[], object]]] = field(default_factory=list)
+    # (object, how to read its numbers, the numbers read when traced)
+    numbers: list[tuple[object, Callable[[object], tuple], tuple]] = field(default_factory=list)
 
     def holds(self) -> bool:
         return (
             all(module.training == training for module, training in self.modes)
             and all(_same(scope.get(name, _GONE), value) for scope, name, value in self.scalars)
             and all(home() is tensor for tensor, home in self.homes)
+            and all(_same_numbers(read(obj), seen) for obj, read, seen in self.numbers)
         )
 
 
@@ -44,21 +58,93 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and (a == b or a != a and b != b)  # NaN equals NaN here
 
 
+def _same_numbers(now: tuple, seen: tuple) -> bool:
+    return len(now) == len(seen) and all(k == j and _same(a, b) for (k, a), (j, b) in zip(now, seen, strict=True))
+
+
 def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: list = ()) -> Guard:
     globals_read = _globals_read(entry)
     modules = [entry] if isinstance(entry, torch.nn.Module) else []
     modules += [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
     modules += [value for _, _, value in globals_read if isinstance(value, torch.nn.Module)]
-    modes = [(m, m.training) for module in modules for m in module.modules()]
+    every_module = list({id(m): m for module in modules for m in module.modules()}.values())
+    modes = [(m, m.training) for m in every_module]
     scalars = [(scope, name, value) for scope, name, value in globals_read if isinstance(value, _SCALARS)]
-    return Guard(modes, scalars + list(settings), list(homes))
+    numbers = [(m, _attributes, _attributes(m)) for m in every_module]
+    for _, _, value in globals_read:
+        read = _reader(value)
+        if read is not None:
+            seen = read(value)
+            if len(seen) <= _MAX_NUMBERS:
+                numbers.append((value, read, seen))
+    return Guard(modes, scalars + list(settings), list(homes), [n for n in numbers if n[2]])
+
+
+def _attributes(module: torch.nn.Module) -> tuple:
+    """A module's own Python numbers (`self.temperature`, `self.eps`), by name."""
+    return tuple((name, value) for name, value in vars(module).items()
+                 if isinstance(value, _SCALARS) and name != "training")
+
+
+def _reader(value: object) -> Callable[[object], tuple] | None:
+    """How to read the numbers a global holds (a config dict, an argparse namespace, a
+    dataclass), or None for anything else."""
+    if isinstance(value, (dict, list, tuple, SimpleNamespace, Namespace)) or (
+            dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return lambda obj: tuple(_numbers_in(obj, 2))
+    return None
+
+
+def _numbers_in(obj: object, depth: int, path: tuple = ()):
+    items = _items(obj)
+    for key, value in items:
+        if isinstance(value, _SCALARS):
+            yield (*path, key), value
+        elif depth > 1 and _items(value):
+            yield from _numbers_in(value, depth - 1, (*path, key))
+
+
+def _items(obj: object) -> list:
+    if isinstance(obj, dict):
+        return list(obj.items())
+    if isinstance(obj, (list, tuple)):
+        return list(enumerate(obj)) if len(obj) <= _MAX_NUMBERS else []
+    if isinstance(obj, (SimpleNamespace, Namespace)) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
+        return list(vars(obj).items())
+    return []
 
 
 def _globals_read(entry: object) -> list[tuple[dict, str, object]]:
-    """(globals, name, value) for the globals the entry's own code reads."""
+    """(globals, name, value) for the globals the entry's own code reads, and those the
+    script's functions (and module classes' methods) it reaches read."""
     target = entry.forward if isinstance(entry, torch.nn.Module) else entry
     fn = inspect.unwrap(getattr(target, "__func__", target))
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None:
         return []
-    return [(scope, name, scope[name]) for name in sorted(referenced_names(code)) if name in scope]
+    found: dict[str, object] = {}
+    pending = [code]
+    seen_code: set = set()
+    while pending:
+        code = pending.pop()
+        if code in seen_code:
+            continue
+        seen_code.add(code)
+        for name in referenced_names(code):
+            if name not in scope or name in found:
+                continue
+            value = found[name] = scope[name]
+            for reached in _code_reached(value, scope):
+                pending.append(reached)
+    return [(scope, name, found[name]) for name in sorted(found)]
+
+
+def _code_reached(value: object, scope: dict) -> list:
+    """The code of the script's own functions, and of the methods of its own classes,
+    that a global names: what they read is read too."""
+    if isinstance(value, FunctionType) and value.__globals__ is scope:
+        return [inspect.unwrap(value).__code__]
+    kind = value if isinstance(value, type) else type(value) if isinstance(value, torch.nn.Module) else None
+    if kind is None or getattr(kind, "__module__", None) != scope.get("__name__"):
+        return []
+    return [member.__code__ for member in vars(kind).values() if isinstance(member, FunctionType)]

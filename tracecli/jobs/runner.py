@@ -435,7 +435,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
     def on_call(target, run_eagerly: Callable, args, kwargs):
         number = next(call_numbers)
         # One trace per callable (each instance of a module class has its own weights) and signature.
-        key = (id(target), _signature(args, kwargs, dims is not None), autocast_state())
+        # The grad mode too: the calls a trace runs under the entry's own mode change with it.
+        key = (id(target), _signature(args, kwargs, dims is not None), autocast_state(), torch.is_grad_enabled())
         made = compiled_by_signature.setdefault(key, [])
         found, failed = None, None
         for guard, sizes_ok, *rest in reversed(made):  # the newest trace first
