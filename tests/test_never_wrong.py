@@ -425,6 +425,41 @@ def test_numbers_in_modules_configs_and_helpers_are_guarded_too(cli, tmp_path):
     assert "f: 6 calls, 6 distinct traces" in result.stdout
 
 
+def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
+    # A number in a closure is not guarded: the trace keeps 2.0, and the later calls it
+    # serves after the change are caught comparing with eager, never silent.
+    script = write(tmp_path, "deep.py", """
+        import types
+
+        import torch
+
+
+        def make():
+            h = types.SimpleNamespace(inner=types.SimpleNamespace(value=2.0))
+
+            def f(x):
+                return x * h.inner.value
+
+            return f, h
+
+
+        f, h = make()
+
+
+        if __name__ == "__main__":
+            for v in (2.0, 2.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0):
+                h.inner.value = v
+                f(torch.ones(3))
+    """)
+    result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 1, result.output
+    assert "calls 3-5, 9 reused this trace and differ from eager" in result.stdout
+    assert "1 more call with this trace matches eager" in result.stdout  # call 2
+    data = json.loads(cli("run", f"{script}:f", "--format", "json").stdout)
+    assert [r["call"] for r in data["calls"][0]["rechecks"]] == [2, 3, 4, 5, 9]
+    assert data["match"] is False
+
+
 def test_a_call_under_no_grad_gets_its_own_trace(cli, tmp_path):
     script = write(tmp_path, "modes.py", """
         import torch

@@ -61,6 +61,9 @@ class TracedCall:
     # Which of the script's calls of the entry this trace answered (0-based, in call order):
     # a main block that calls with one signature again reuses the trace, and the views say so.
     served: list[int] = field(default_factory=lambda: [0])
+    # Later calls it served that were compared with eager too (call number -> report):
+    # what a guard does not look at (a number in a closure) shows there, not silently.
+    rechecks: dict[int, RunReport] = field(default_factory=dict)
     # With --grad: the final trace's forward (saving what the backward reads) and backward,
     # and the backward's stages through the passes.
     grad: GradTraces | None = None
@@ -127,6 +130,7 @@ class JobResult:
     @property
     def match(self) -> bool:
         return (all(c.report is None or c.report.match for c in self.calls)
+                and all(r.match for c in self.calls for r in c.rechecks.values())
                 and all(c.report is None or c.report.match for c in self.sized))
 
 
@@ -183,6 +187,12 @@ def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kw
         if any(f.filename.startswith("<trace ") for f in _frames(exc)):
             raise CompiledRunError(f"the compiled trace failed: {type(exc).__name__}: {exc}\n{source}") from exc
         raise exception_at_user_line(exc, script.module.__file__, prefix="eager execution failed: ") from exc
+
+
+def _recheck_due(reuse: int) -> bool:
+    """Whether the `reuse`-th later call a trace serves (1, 2, ...) is compared with eager
+    too: the first four, then the 8th, 16th, 32nd, ...: a long loop costs a few."""
+    return reuse <= 4 or reuse & (reuse - 1) == 0
 
 
 def _frames(exc: BaseException):
@@ -483,6 +493,15 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 finally:
                     busy.pop()
             result.sized.append(row)
+        elif execute and not program.first_step and call.served[0] != number and _recheck_due(len(call.served) - 1):
+            busy.append(True)
+            try:
+                state = torch.get_rng_state()
+                call.rechecks[number] = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, 0,
+                                                 inputs=program.inputs_for(args, kwargs))
+                torch.set_rng_state(state)
+            finally:
+                busy.pop()
         if not execute or program.first_step:
             return run_eagerly(*args, **kwargs)
         if training:

@@ -97,17 +97,29 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
 
     def show(group: TraceGroup) -> None:
         print_trace(console, group.text)
-        checked = [c for c in group.calls if c.report is not None]
-        failing = [c for c in checked if not c.report.match]
-        matching = [c for c in checked if c.report.match]
+        # (call number, report): each trace's first call, then the later calls it served
+        # that were compared too.
+        checked = [(c.served[0], c.report) for c in group.calls if c.report is not None]
+        checked += [(number, report) for c in group.calls for number, report in c.rechecks.items()]
+        failing = [item for item in checked if not item[1].match]
+        matching = [item for item in checked if item[1].match]
         # Every failing comparison, and one that matched: the rest of those only counted.
-        for call in sorted(failing + matching[:1], key=lambda c: c.served[0]):
+        for number, report in sorted(failing + matching[:1], key=lambda item: item[0]):
             console.print()
-            if len(group.calls) > 1:
-                console.print(f"call {call.served[0] + 1}:", markup=False)
-            print_report(console, call.report, job.executor_label)
+            if len(group.served) > 1:
+                console.print(f"call {number + 1}:", markup=False)
+            print_report(console, report, job.executor_label)
         if len(matching) > 1:
-            console.print(f"{len(matching) - 1} more calls with this trace match eager", markup=False)
+            more = len(matching) - 1
+            console.print(f"{more} more call{'s' if more > 1 else ''} with this trace match{'es' if more == 1 else ''} "
+                          "eager", markup=False)
+        later = sorted(number + 1 for c in group.calls for number, report in c.rechecks.items() if not report.match)
+        if later:
+            console.print(f"call{'s' if len(later) > 1 else ''} {call_numbers([n - 1 for n in later])} reused this "
+                          "trace and differ from eager: something it holds as a constant changed since it was made "
+                          "(a Python number where the guards do not look, such as a closure or an object's "
+                          "attribute's attribute); pass such a number to the entry as an argument, and each value "
+                          "gets a trace of its own", soft_wrap=True, markup=False)
 
     groups = group_calls(job.calls, lambda call: call_text(call, depth, part))
     show_groups(console, job, groups, show, all_traces=all_traces, dynamic_option=dynamic_option)

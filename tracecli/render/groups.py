@@ -29,7 +29,8 @@ class TraceGroup:
 
     @property
     def match(self) -> bool:
-        return all(call.report is None or call.report.match for call in self.calls)
+        return all((call.report is None or call.report.match) and all(r.match for r in call.rechecks.values())
+                   for call in self.calls)
 
 
 def group_calls(calls: list[TracedCall], text: Callable[[TracedCall], str]) -> list[TraceGroup]:
