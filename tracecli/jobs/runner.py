@@ -497,8 +497,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             busy.append(True)
             try:
                 state = torch.get_rng_state()
-                call.rechecks[number] = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script, 0,
-                                                 inputs=program.inputs_for(args, kwargs))
+                with quiet():  # the entry's own prints come from the calls it was traced for, as before
+                    call.rechecks[number] = _execute(call, compiled, run_eagerly, args, kwargs, seed, device, script,
+                                                     0, inputs=program.inputs_for(args, kwargs))
                 torch.set_rng_state(state)
             finally:
                 busy.pop()
