@@ -729,6 +729,29 @@ def test_contiguous_copies_exactly_when_torch_does():
             assert torch.equal(got, want)
 
 
+def test_a_layout_read_is_answered_only_where_tracing_knows_the_layout():
+    # The proxy's own strides are a C-contiguous tensor's: right for x and x.contiguous(),
+    # wrong for a transpose, whose is_contiguous() is False in eager.
+    def known(x):
+        t = x.t().contiguous()
+        return t * t.stride(0) if x.is_contiguous() and t.is_contiguous() else t
+
+    x = torch.randn(3, 4)
+    trace = trace_callable(known, (x,), name="known").trace
+    assert torch.equal(compile_trace(trace)(x), known(x))
+
+    def asks(x):
+        t = x.t()
+        return t if t.is_contiguous() else t.contiguous()
+
+    with pytest.raises(TracingError, match=r"Tensor.is_contiguous asks for the memory layout of a tensor that may "
+                                           r"not be contiguous") as info:
+        trace_callable(asks, (x,), name="asks")
+    assert "t.is_contiguous()" in info.value.source
+    with pytest.raises(TracingError, match="storage_offset"):
+        trace_callable(lambda x: x[1:] * x[1:].storage_offset(), (x,), name="offset")
+
+
 DEFAULT_FLOAT64 = """
     import torch
     torch.set_default_dtype(torch.float64)

@@ -327,6 +327,18 @@ class _Tracer:
             return NotImplemented
         return self.on_torch_call(method, (other, dim), {})
 
+    def _check_layout_known(self, proxy: TensorProxy, name: str) -> None:
+        """`x.is_contiguous()`, `x.stride()`: the proxy answers for a C-contiguous tensor,
+        which is right only where the tensor is one in eager; tracing follows that much of
+        the layout (views, contiguous(), what ops make of contiguous inputs), not more."""
+        if name != "storage_offset" and self.aliasing.contiguous.get(self._leaf_value(proxy).name, False):
+            return  # (a slice of a contiguous tensor may be contiguous, but it starts further on)
+        raise _error_at_user_line(
+            f"Tensor.{name} asks for the memory layout of a tensor that may not be contiguous (a transpose, a "
+            "slice, or what an op made of one), which tracing does not follow; call .contiguous() first, "
+            "or leave the layout to torch (reshape instead of view)"
+        )
+
     def _symbolic_metadata(self, func, args: tuple, kwargs: dict):
         """`x.shape`, `x.size(d)`, `x.numel()`, `len(x)`, `x.stride()` of a tensor with
         symbolic dims: answered with the symbols, never with the example's ints."""
@@ -359,6 +371,8 @@ class _Tracer:
         kind, adapter = _resolve(func)
         if kind in _TRAINING_CALLS:
             return self._training_call(kind, args, kwargs)
+        if kind == "metadata" and args and type(args[0]) is TensorProxy and _layout_read(func):
+            self._check_layout_known(args[0], _layout_read(func))
         if kind == "metadata" and self.env is not None:
             answer = self._symbolic_metadata(func, args, kwargs)
             if answer is not _NOT_SYMBOLIC:
@@ -491,6 +505,15 @@ _DATA_ADVICE = {
     "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
     "data_ptr": "a tensor's memory address: the traced code has none to read",
 }
+
+
+# Reads of a tensor's memory layout, which tracing knows only for C-contiguous tensors.
+_LAYOUT_READS = frozenset({"is_contiguous", "stride", "storage_offset"})
+
+
+def _layout_read(func) -> str | None:
+    name = getattr(func, "__name__", "")
+    return name if name in _LAYOUT_READS else None
 
 
 def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
