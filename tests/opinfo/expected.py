@@ -52,7 +52,7 @@ nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty new
 new_zeros nextafter nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
-nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.bilinear
+nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.batch_norm nn.functional.bilinear
 nn.functional.binary_cross_entropy nn.functional.binary_cross_entropy_with_logits nn.functional.celu
 nn.functional.cross_entropy nn.functional.dropout nn.functional.elu nn.functional.embedding
 nn.functional.embedding_bag nn.functional.feature_alpha_dropout.without_train nn.functional.gelu
@@ -167,7 +167,6 @@ NOT_MODELED = {
     "native_layer_norm": ("opaque", "torch.native_layer_norm"),
     "new_empty_strided": ("opaque", "torch.Tensor.new_empty_strided"),
     "nn.functional.alpha_dropout": ("opaque", "torch.nn.functional.alpha_dropout"),
-    "nn.functional.batch_norm": ("refused", "batch_norm in training mode updates running_mean and running_var in place, which is not traced"),
     "nn.functional.channel_shuffle": ("opaque", "torch.channel_shuffle"),
     "nn.functional.conv1d": ("opaque", "torch.conv1d"),
     "nn.functional.conv2d": ("opaque", "torch.conv2d"),
