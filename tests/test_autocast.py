@@ -175,6 +175,14 @@ def test_an_unmodelled_call_under_autocast_runs_under_it(cli, tmp_path):
         assert result.exit_code == 0, result.output
         assert 't4 = conv_tbc_autocast_bf16(t0, t1, t3)  # t4: "cpu bf16[1, 4, 4]"' in result.stdout
         assert "all 2 outputs match eager" in result.stdout
+    # A saved stage builds the call again and runs as it is, and traced again.
+    saved = tmp_path / "saved"
+    result = cli("diff", script, "-p", "dce", "--save", str(saved))
+    assert result.exit_code == 0, result.output
+    assert "conv_tbc_autocast_bf16 = under_autocast(torch.conv_tbc, 'cpu', torch.bfloat16)" in (
+        saved / "01-dce.py").read_text()
+    result = cli("run", str(saved / "01-dce.py"), "--no-timing")
+    assert result.exit_code == 0 and "all 2 outputs match eager" in result.stdout, result.output
     # Outside autocast the same call is the plain torch one.
     trace = trace_callable(lambda x, w, b: torch.conv_tbc(x, w, b), (torch.randn(1, 4, 4),) * 2 + (torch.randn(4),)).trace
     assert trace.bsyms[0].symbol.qualname == "torch.conv_tbc"

@@ -83,17 +83,26 @@ def _make_symbol(func: Callable, autocast: AutocastState | None = None) -> Symbo
                   doc=f"opaque call of {path}")
 
 
+def under_autocast(func: Callable, device_type: str, dtype: torch.dtype) -> Callable:
+    """`func`, called under `torch.autocast(device_type, dtype=dtype)`: what the generated
+    code calls for an unmodelled call the program made under autocast (a saved trace file
+    builds it again with this)."""
+
+    def impl(*args, **kwargs):
+        with torch.autocast(device_type, dtype=dtype):
+            return func(*args, **kwargs)
+
+    name = getattr(func, "__name__", None) or hint(func)
+    # Printed as a name the generated code's globals bind: `conv_tbc_autocast_bf16(...)`.
+    impl.__name__ = impl.__qualname__ = f"{name}_autocast_{FROM_TORCH[dtype].short}"
+    impl.tracecli_autocast = (func, device_type, dtype)
+    return impl
+
+
 def _under_autocast(func: Callable, name: str, meta: Callable, tags: frozenset[Tag],
                     autocast: AutocastState) -> Symbol:
     device_type, dtype = autocast
-    torch_dtype = TO_TORCH[dtype]
-
-    def impl(*args, **kwargs):
-        with torch.autocast(device_type, dtype=torch_dtype):
-            return func(*args, **kwargs)
-
-    # Printed as a name the generated code's globals bind: `conv_tbc_autocast_bf16(...)`.
-    impl.__name__ = impl.__qualname__ = f"{name.rsplit('.', 1)[-1]}_autocast_{dtype.short}"
+    impl = under_autocast(func, device_type, TO_TORCH[dtype])
     return Symbol(impl.__name__, "", impl=impl, meta=meta, tags=tags,
                   doc=f"opaque call of {name} under torch.autocast({device_type!r}, dtype=torch.{dtype.name})")
 
@@ -265,4 +274,4 @@ def _to_fake(obj, mode: FakeTensorMode):
     return obj
 
 
-__all__ = ["OpaqueCallError", "opaque_aliases", "opaque_mutates", "opaque_symbol"]
+__all__ = ["OpaqueCallError", "opaque_aliases", "opaque_mutates", "opaque_symbol", "under_autocast"]

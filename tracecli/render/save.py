@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 
-from tracecli.core.bindings import Bindings
+from tracecli.core.bindings import Bindings, path_of
 from tracecli.core.errors import UserError
 from tracecli.core.printing import format_constant, format_trace
 from tracecli.core.regions import is_region, region_trace
@@ -50,8 +50,27 @@ def _region_functions(trace: Trace) -> list[str]:
     return [*lines, "", ""]
 
 
+def _rebuilt(obj: object) -> str | None:
+    """The expression a saved file builds a bound object again with, or None: an
+    unmodelled call made under autocast (`under_autocast(torch.conv_tbc, "cpu",
+    torch.bfloat16)`), when the call itself has a path."""
+    state = getattr(obj, "tracecli_autocast", None)
+    if state is None:
+        return None
+    func, device_type, dtype = state
+    path = path_of(func)
+    return None if path is None else f"under_autocast({path}, {device_type!r}, {dtype})"
+
+
+def _rebuilt_objects(trace: Trace) -> list[str]:
+    bindings = Bindings.for_trace(trace)
+    lines = [f"{name} = {_rebuilt(obj)}" for name, obj in bindings.bound.items() if _rebuilt(obj) is not None]
+    return ["from tracecli.ops.opaque import under_autocast", "", *lines, "", ""] if lines else []
+
+
 def trace_file(trace: Trace, depth: float) -> str:
-    lines = [script_header(), "", *_region_functions(trace), format_trace(trace, depth).rstrip("\n"), "", ""]
+    lines = [script_header(), "", *_region_functions(trace), *_rebuilt_objects(trace),
+             format_trace(trace, depth).rstrip("\n"), "", ""]
     lines.append("def sample_inputs(device):")
     lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
     args = [_make_input(v) for v in trace.inputs]
@@ -74,7 +93,7 @@ def unsaveable(trace: Trace) -> list[str]:
     for value in trace.inputs:
         if not isinstance(value, TensorValue):
             bindings.note(value.value)
-    found = [f"`{name}` ({_describe(obj)})" for name, obj in bindings.bound.items()]
+    found = [f"`{name}` ({_describe(obj)})" for name, obj in bindings.bound.items() if _rebuilt(obj) is None]
     custom_ops = {bsym.symbol.qualname: user_defined_op(bsym.symbol.impl) for bsym in trace.bsyms}
     found.extend(
         f"`{name}` (the operator {op}, registered by the script's own code)" for name, op in custom_ops.items() if op
