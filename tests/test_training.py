@@ -305,6 +305,41 @@ def test_a_bias_before_batch_norm_moves_by_rounding_alone_and_that_is_no_mismatc
     notes = [w["problem"] for call in data["calls"] for w in call["result"]["written"] if w["problem"]]
     assert notes and all("zero but for rounding" in note or "the update's rounding" in note for note in notes)
     assert data["match"] is True
+    # The first step makes Adam's state; one trace serves every later step, though each
+    # leaves a new .grad tensor (zero_grad reads it): it is read afresh on every call.
+    assert [call["served"] for call in data["calls"]] == [[0], [1, 2, 3, 4, 5, 6]]
+    assert [r["call"] for r in data["calls"][1]["rechecks"]] == [3, 4, 5, 6]
+
+
+def test_gradients_accumulating_over_calls_get_a_trace_that_reads_them(cli, tmp_path):
+    # No zero_grad: the first call finds no .grad, the later ones add to the one there.
+    path = write(tmp_path, "accumulate.py", """
+        import torch
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Linear(3, 2)
+
+
+        def step(x):
+            loss = model(x).square().sum()
+            loss.backward()
+            return loss.detach()
+
+
+        if __name__ == "__main__":
+            for _ in range(4):
+                step(torch.ones(2, 3))
+            print("grad", round(float(model.weight.grad.sum()), 4))
+    """)
+    result = cli("run", f"{path}:step", "--no-timing", "--depth", "0")
+    assert result.exit_code == 0, result.output
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    for _ in range(4):
+        model(torch.ones(2, 3)).square().sum().backward()
+    assert f"grad {round(float(model.weight.grad.sum()), 4)}" in result.stdout
+    assert "step: 4 calls, 2 distinct traces" in result.stdout
 
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])

@@ -85,6 +85,10 @@ class TracedProgram:
     # Each captured tensor with a way to look where it was found: a later call reads the
     # same tensor only while it is still there.
     homes: list = field(default_factory=list)
+    # Captured tensors read afresh from where they were found on every call (a
+    # parameter's .grad, a new tensor each step): (index among the captured inputs, how
+    # to find it, its shape, dtype, device and contiguity when traced).
+    rereads: list = field(default_factory=list)
     # Settings the trace took as constants that a later call must find unchanged:
     # (dict, key, value), an optimizer's param group's lr and kin.
     settings: list = field(default_factory=list)
@@ -98,7 +102,12 @@ class TracedProgram:
         objs = [obj for arg in bound.arguments.values() for obj in input_objects(arg)]
         if isinstance(self.fn, torch.nn.Module):
             objs.extend(unique_module_tensors(self.fn))
-        return objs + (self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else [])
+        lifted = self.inputs[len(self.inputs) - self.n_lifted :] if self.n_lifted else []
+        if self.rereads:
+            lifted = list(lifted)
+            for index, home, _ in self.rereads:
+                lifted[index] = home()
+        return objs + lifted
 
 
 class _Mode(TorchFunctionMode):
@@ -143,6 +152,7 @@ class _Tracer:
         self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
         self.homes: list[tuple[torch.Tensor, Callable]] = []  # captured tensor, how to find where it was found
+        self.rereads: list[tuple[int, Callable, tuple]] = []  # see TracedProgram.rereads
         self.in_torch_call = 0
         self.aliasing = Aliasing()
         self.training = Training(self)
@@ -215,17 +225,21 @@ class _Tracer:
             return self._leaf_value(obj)
         return self.known.get(id(obj)) if isinstance(obj, torch.Tensor) else None
 
-    def lift(self, tensor: torch.Tensor, hint: str | None = None, home: Callable | None = None) -> TensorValue:
+    def lift(self, tensor: torch.Tensor, hint: str | None = None, home: Callable | None = None,
+             reread: bool = False) -> TensorValue:
         """A real tensor the entry reads from outside itself (a global, a closure, the
         weights of a module it did not get as its entry): an input of the trace. `hint`
-        and `home`: its name and where to find it again, when the caller knows them."""
+        and `home`: its name and where to find it again, when the caller knows them;
+        `reread`: a later call reads whatever tensor is there then, of the same kind."""
         if hint is None:
             hint, home = self.training.names.get(id(tensor)) or _captured_name(tensor)
         unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
         if unstrided:
             raise _error_at_user_line(unstrided)
         name = self.registry.take(hint)
-        if home is not None:
+        if reread:
+            self.rereads.append((len(self.lifted), home, tensor_kind(tensor)))
+        elif home is not None:
             self.homes.append((tensor, home))
         t = type_of(tensor)
         value = TensorValue(name, t.shape, t.dtype, t.device)
@@ -784,7 +798,14 @@ def trace_callable(
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
-                         tracer.training.settings, tracer.training.first_step)
+                         tracer.rereads, tracer.training.settings, tracer.training.first_step)
+
+
+def tensor_kind(tensor: object) -> tuple | None:
+    """What a trace assumed of a tensor it reads afresh on every call."""
+    if not isinstance(tensor, torch.Tensor):
+        return None
+    return tuple(tensor.shape), tensor.dtype, tensor.device, tensor.is_contiguous()
 
 
 stop_search_at(trace_callable.__code__)

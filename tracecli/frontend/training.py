@@ -299,8 +299,12 @@ class Training:
         the trace sets it."""
         if leaf not in self.grads:
             real = _real_grad(self.objects[leaf])
-            value = None if real is None else self.tracer.lift(real, hint=f"{leaf}_grad",
-                                                              home=lambda t=self.objects[leaf]: t.grad)
+            home = lambda t=self.objects[leaf]: t.grad  # noqa: E731
+            # A step leaves a new .grad tensor each time: a later call reads the one there
+            # then, of the same kind; one that found none needs none there.
+            value = None if real is None else self.tracer.lift(real, hint=f"{leaf}_grad", home=home, reread=True)
+            if real is None:
+                self.homes.append((None, home))
             self._set(leaf, value)
             self.initial[leaf] = value
         return self.grads[leaf]

@@ -26,6 +26,7 @@ import torch
 
 from tracecli.core.pytree import tree_leaves
 from tracecli.frontend.loader import referenced_names
+from tracecli.frontend.tracer import tensor_kind
 
 # Values a trace may have used as constants.
 _SCALARS = (bool, int, float, complex, str, type(None))
@@ -41,6 +42,8 @@ class Guard:
     homes: list[tuple[torch.Tensor, Callable[[], object]]] = field(default_factory=list)
     # (object, how to read its numbers, the numbers read when traced)
     numbers: list[tuple[object, Callable[[object], tuple], tuple]] = field(default_factory=list)
+    # (where a tensor read afresh is, what it was like when traced)
+    rereads: list[tuple[Callable[[], object], tuple]] = field(default_factory=list)
 
     def holds(self) -> bool:
         return (
@@ -48,6 +51,7 @@ class Guard:
             and all(_same(scope.get(name, _GONE), value) for scope, name, value in self.scalars)
             and all(home() is tensor for tensor, home in self.homes)
             and all(_same_numbers(read(obj), seen) for obj, read, seen in self.numbers)
+            and all(tensor_kind(home()) == kind for home, kind in self.rereads)
         )
 
 
@@ -62,7 +66,8 @@ def _same_numbers(now: tuple, seen: tuple) -> bool:
     return len(now) == len(seen) and all(k == j and _same(a, b) for (k, a), (j, b) in zip(now, seen, strict=True))
 
 
-def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: list = ()) -> Guard:
+def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: list = (),
+              rereads: list = ()) -> Guard:
     globals_read = _globals_read(entry)
     modules = [entry] if isinstance(entry, torch.nn.Module) else []
     modules += [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
@@ -77,7 +82,8 @@ def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: l
             seen = read(value)
             if len(seen) <= _MAX_NUMBERS:
                 numbers.append((value, read, seen))
-    return Guard(modes, scalars + list(settings), list(homes), [n for n in numbers if n[2]])
+    return Guard(modes, scalars + list(settings), list(homes), [n for n in numbers if n[2]],
+                 [(home, kind) for _, home, kind in rereads])
 
 
 def _attributes(module: torch.nn.Module) -> tuple:

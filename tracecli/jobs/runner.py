@@ -476,7 +476,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             # Whether the trace runs a backward of its own: asked once, not on every call it serves.
             found = (compiled, program, call, trains(call.final))
             checks = size_check(program.trace) if dims is not None else None
-            made.append((guard_for(target, args, kwargs, program.homes, program.settings), checks, *found))
+            made.append((guard_for(target, args, kwargs, program.homes, program.settings, program.rereads), checks,
+                         *found))
         compiled, program, call, training = found
         call.served.append(number)
         if dims is not None:
