@@ -460,6 +460,34 @@ def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
     assert data["match"] is False
 
 
+def test_python_state_the_entry_changes_is_named_in_a_note(cli, tmp_path):
+    # The trace runs the tensor ops only: later calls it serves do not count or log.
+    script = write(tmp_path, "counter.py", """
+        import torch
+
+        step = 0
+        history = []
+
+
+        def f(x):
+            global step
+            step += 1
+            history.append(step)
+            return x * step
+
+
+        if __name__ == "__main__":
+            for _ in range(3):
+                f(torch.ones(2))
+    """)
+    result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 1, result.output  # x * step: the reused trace holds step's old value
+    assert "note: f changes `history[0]` (added), `step` (0 -> 1) while it runs" in result.stdout
+    assert "reused this trace and differ from eager: the note above says why" in result.stdout
+    data = json.loads(cli("run", f"{script}:f", "--format", "json").stdout)
+    assert "step` (0 -> 1)" in data["calls"][0]["notes"][0]
+
+
 def test_a_call_under_no_grad_gets_its_own_trace(cli, tmp_path):
     script = write(tmp_path, "modes.py", """
         import torch

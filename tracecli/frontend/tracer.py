@@ -95,6 +95,8 @@ class TracedProgram:
     # An optimizer made its state inside the trace, which cannot store it back: the trace
     # is a first step, and the script goes on with eager's.
     first_step: bool = False
+    # What the report says beside the comparison (Python state the entry changed).
+    notes: list = field(default_factory=list)
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
@@ -660,7 +662,7 @@ def _unstrided(obj, what: str) -> str:
     return f"{what} has layout {layout}: only dense (strided) tensors are traced"
 
 
-def _error_at_def(fn: Callable, message: str) -> TracingError:
+def error_at_definition(fn: Callable, message: str) -> TracingError:
     """An error about the entry's inputs: at its `def` line."""
     code = getattr(inspect.unwrap(fn.forward if isinstance(fn, torch.nn.Module) else fn), "__code__", None)
     if code is None:
@@ -689,13 +691,13 @@ def trace_callable(
     symbols: one trace for every size its guards accept."""
     kwargs = kwargs or {}
     if torch.get_default_dtype() is not torch.float32:
-        raise _error_at_def(fn, DEFAULT_DTYPE_REFUSAL.format(torch.get_default_dtype()))
+        raise error_at_definition(fn, DEFAULT_DTYPE_REFUSAL.format(torch.get_default_dtype()))
     registry = NameRegistry()
     input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
     for value, obj in zip(input_values, input_objs, strict=True):
         unstrided = _unstrided(obj, f"input `{value.name}`")
         if unstrided:
-            raise _error_at_def(fn, unstrided)
+            raise error_at_definition(fn, unstrided)
     env = DimEnv() if dims is not None and dims.symbolic else None
     if env is not None:
         input_values = symbolic_inputs(dims, env, registry, input_values)
@@ -723,7 +725,7 @@ def trace_callable(
             value = by_id.get(id(tensor))
             unstrided = _unstrided(tensor, f"`{qualname}` of {type(fn).__name__}")
             if unstrided:
-                raise _error_at_def(fn, unstrided)
+                raise error_at_definition(fn, unstrided)
             if value is None:  # tied weights are one input, swapped everywhere they appear
                 t = type_of(tensor)
                 value = TensorValue(registry.take(qualname), t.shape, t.dtype, device or t.device)

@@ -86,6 +86,53 @@ def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: l
                  [(home, kind) for _, home, kind in rereads])
 
 
+def python_numbers(entry: object, args: tuple, kwargs: dict) -> list[tuple[str, Callable[[], tuple]]]:
+    """(what, how to read its numbers now) for the Python numbers a call of `entry` may
+    read as constants, where the guards look: for telling whether the call changed one."""
+    globals_read = _globals_read(entry)
+    roots = [(getattr(entry, "__name__", type(entry).__name__), entry)] if isinstance(entry, torch.nn.Module) else []
+    roots += [("an argument", leaf) for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
+    roots += [(name, value) for _, name, value in globals_read if isinstance(value, torch.nn.Module)]
+    found: list[tuple[str, Callable[[], tuple]]] = []
+    seen: set[int] = set()
+    for root_name, root in roots:
+        for qualname, module in root.named_modules():
+            if id(module) not in seen:
+                seen.add(id(module))
+                label = f"{root_name}.{qualname}" if qualname else root_name
+                # A library's own bookkeeping (`_hooks_installed` on a first call) is not
+                # the program's state.
+                found.append((label, lambda m=module: tuple(kv for kv in _attributes(m) if not kv[0].startswith("_"))))
+    for scope, name, value in globals_read:
+        if isinstance(value, _SCALARS):
+            found.append((name, lambda scope=scope, name=name: ((None, scope.get(name, _GONE)),)))
+        else:
+            read = _reader(value)
+            if read is not None:
+                found.append((name, lambda value=value, read=read: read(value)))
+    return found
+
+
+def describe_change(label: str, before: tuple, now: tuple) -> str:
+    """`step` (0 -> 1), `config['steps']` (2 -> 3), `model.calls` (added): the first
+    number that differs."""
+    old, new = dict(before), dict(now)
+    for key in dict.fromkeys([*old, *new]):
+        if key not in old or key not in new or not _same(old[key], new[key]):
+            where = label if key is None else f"{label}{_key_text(key)}"
+            if key not in old:
+                return f"`{where}` (added)"
+            if key not in new:
+                return f"`{where}` (removed)"
+            return f"`{where}` ({old[key]!r} -> {new[key]!r})"
+    return f"`{label}`"
+
+
+def _key_text(key) -> str:
+    parts = key if isinstance(key, tuple) else (key,)
+    return "".join(f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r}]" for k in parts)
+
+
 def _attributes(module: torch.nn.Module) -> tuple:
     """A module's own Python numbers (`self.temperature`, `self.eps`), by name."""
     return tuple((name, value) for name, value in vars(module).items()

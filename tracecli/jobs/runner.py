@@ -41,7 +41,7 @@ from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
 from tracecli.jobs.gradients import check_gradients, differentiate
-from tracecli.jobs.guards import Guard, guard_for
+from tracecli.jobs.guards import Guard, describe_change, guard_for, python_numbers
 from tracecli.jobs.size_guards import SizeCheck, size_check
 from tracecli.jobs.steps import trains
 from tracecli.passes.grad import GradTraces
@@ -159,6 +159,8 @@ def autocast_state() -> tuple:
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
                  stamp: bool, dims: DimPolicy | None = None) -> TracedProgram:
     info = TraceInfo(script=script.display, entry=entry, device=device)
+    numbers = python_numbers(fn, args, kwargs)
+    before = [read() for _, read in numbers]
     try:
         with quiet():  # the script's prints appear once, from its eager run
             program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry,
@@ -167,6 +169,14 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
         raise
     except Exception as exc:
         raise exception_at_user_line(exc, script.module.__file__, prefix=f"{entry} raised while tracing: ") from exc
+    changed = [describe_change(label, old, read()) for (label, read), old in zip(numbers, before, strict=True)
+               if read() != old]
+    if changed:
+        # The trace runs the tensor ops only: the later calls it serves change none of it.
+        # Said, not refused: a counter or a log the result does not depend on is common.
+        program.notes.append(f"{entry} changes {', '.join(changed)} while it runs: the trace runs only the tensor "
+                             "ops, so the later calls it serves change none of it, and what depends on it may differ "
+                             f"from eager; keep such state out of {entry} (return the new value), or in a tensor")
     try:
         verify(program.trace)
     except VerificationError as exc:

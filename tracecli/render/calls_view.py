@@ -113,13 +113,16 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
             more = len(matching) - 1
             console.print(f"{more} more call{'s' if more > 1 else ''} with this trace match{'es' if more == 1 else ''} "
                           "eager", markup=False)
+        for note in dict.fromkeys(note for c in group.calls for note in c.program.notes):
+            console.print(f"note: {note}", soft_wrap=True, markup=False)
         later = sorted(number + 1 for c in group.calls for number, report in c.rechecks.items() if not report.match)
         if later:
+            why = ("the note above says why" if any(c.program.notes for c in group.calls) else
+                   "something it holds as a constant changed since it was made (a Python number where the guards do "
+                   "not look, such as a closure or an object's attribute's attribute); pass such a number to the "
+                   "entry as an argument, and each value gets a trace of its own")
             console.print(f"call{'s' if len(later) > 1 else ''} {call_numbers([n - 1 for n in later])} reused this "
-                          "trace and differ from eager: something it holds as a constant changed since it was made "
-                          "(a Python number where the guards do not look, such as a closure or an object's "
-                          "attribute's attribute); pass such a number to the entry as an argument, and each value "
-                          "gets a trace of its own", soft_wrap=True, markup=False)
+                          f"trace and differ from eager: {why}", soft_wrap=True, markup=False)
 
     groups = group_calls(job.calls, lambda call: call_text(call, depth, part))
     show_groups(console, job, groups, show, all_traces=all_traces, dynamic_option=dynamic_option)

@@ -123,6 +123,8 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
                              "requires_grad": list(call.grad.requires_grad)}
         if call.report is not None:
             entry["result"] = _report(call.report)
+        if call.program.notes:
+            entry["notes"] = list(call.program.notes)
         if call.rechecks:  # later calls this trace served, compared with eager too
             entry["rechecks"] = [{"call": number + 1, "result": _report(report)}
                                  for number, report in sorted(call.rechecks.items())]
