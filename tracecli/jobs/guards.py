@@ -119,18 +119,14 @@ def describe_change(label: str, before: tuple, now: tuple) -> str:
     old, new = dict(before), dict(now)
     for key in dict.fromkeys([*old, *new]):
         if key not in old or key not in new or not _same(old[key], new[key]):
-            where = label if key is None else f"{label}{_key_text(key)}"
+            # A module's attribute comes by its bare name; a container's way there is spelled.
+            where = label if key is None else label + (key if key[0] in ".[" else f".{key}")
             if key not in old:
                 return f"`{where}` (added)"
             if key not in new:
                 return f"`{where}` (removed)"
             return f"`{where}` ({old[key]!r} -> {new[key]!r})"
     return f"`{label}`"
-
-
-def _key_text(key) -> str:
-    parts = key if isinstance(key, tuple) else (key,)
-    return "".join(f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r}]" for k in parts)
 
 
 def _attributes(module: torch.nn.Module) -> tuple:
@@ -148,22 +144,23 @@ def _reader(value: object) -> Callable[[object], tuple] | None:
     return None
 
 
-def _numbers_in(obj: object, depth: int, path: tuple = ()):
-    items = _items(obj)
-    for key, value in items:
+def _numbers_in(obj: object, depth: int, path: str = ""):
+    """(where, number) for the numbers in `obj`, `where` as Python spells the way there
+    (`['shift']`, `.alpha`, `[0]`)."""
+    for key, value in _items(obj):
         if isinstance(value, _SCALARS):
-            yield (*path, key), value
+            yield path + key, value
         elif depth > 1 and _items(value):
-            yield from _numbers_in(value, depth - 1, (*path, key))
+            yield from _numbers_in(value, depth - 1, path + key)
 
 
-def _items(obj: object) -> list:
+def _items(obj: object) -> list[tuple[str, object]]:
     if isinstance(obj, dict):
-        return list(obj.items())
+        return [(f"[{k!r}]", v) for k, v in obj.items()]
     if isinstance(obj, (list, tuple)):
-        return list(enumerate(obj)) if len(obj) <= _MAX_NUMBERS else []
+        return [(f"[{i}]", v) for i, v in enumerate(obj)] if len(obj) <= _MAX_NUMBERS else []
     if isinstance(obj, (SimpleNamespace, Namespace)) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
-        return list(vars(obj).items())
+        return [(f".{k}", v) for k, v in vars(obj).items()]
     return []
 
 
