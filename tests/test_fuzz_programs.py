@@ -124,3 +124,24 @@ def test_what_trace_accepts_run_matches(tmp_path, source, passes, executor):
     assert job.match, "traced, but run disagrees with eager:\n" + "\n".join(problems) + "\n" + textwrap.indent(
         source, "    "
     )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=programs())
+def test_a_main_block_calling_it_again_matches_on_every_call_compared(tmp_path, source):
+    # The same programs called four times from their main block with new inputs: the
+    # first call of each trace and the later calls it serves are compared with eager.
+    body = source.replace("def sample_inputs(device):", "def inputs(device):")
+    body += "\n\nif __name__ == '__main__':\n    for _ in range(4):\n        f(*inputs('cpu'))\n"
+    script = tmp_path / "program.py"
+    script.write_text(body)
+    try:
+        job = trace_script(f"{script}:f", repeat=0)
+    except UserError:
+        return  # refused with a clear error: allowed, never wrong
+    reports = [r for call in job.calls for r in ([call.report] if call.report else []) + list(call.rechecks.values())]
+    problems = [f"{check.name}: {check.problem}" for r in reports for check in (*r.outputs, *r.written)
+                if not check.match]
+    assert job.match, "traced, but a call disagrees with eager:\n" + "\n".join(problems) + "\n" + textwrap.indent(
+        body, "    ")
+    assert sum(len(call.served) for call in job.calls) == 4
