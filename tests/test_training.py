@@ -199,6 +199,8 @@ def test_a_wrong_backward_rule_fails_the_step(cli, tmp_path, monkeypatch):
     ("loss = (x * w).sum()\n    loss.backward(create_graph=True)", "create_graph=True"),
     ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w], create_graph=True)", "create_graph=True is not traced"),
     ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w, x])", "differentiated tensors does not require grad"),
+    ("h = x * w\n    h.register_hook(lambda g: g * 2)", "register_hook is not traced: a gradient hook runs inside"),
+    ("h = x * w\n    h.retain_grad()", "retain_grad is not traced: a traced step keeps the .grad of leaves only"),
 ])
 def test_what_is_not_traced_is_refused_at_its_line(cli, tmp_path, body, message):
     source = f"""

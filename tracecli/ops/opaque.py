@@ -167,6 +167,19 @@ _META_DISAGREES: dict[Callable, tuple[Callable[[tuple, dict], bool], str]] = {
 }
 
 
+# Autograd's own machinery on a tensor: the meta kernel's refusal (the meta tensor needs
+# no gradient) would blame the user's tensor, which does.
+_AUTOGRAD_ONLY = {
+    "torch.Tensor.register_hook": "a gradient hook runs inside autograd's backward, which the trace spells out "
+                                  "as ops of its own; change the gradient where it is used instead (after "
+                                  "loss.backward(): p.grad.mul_(2))",
+    "torch.Tensor.register_post_accumulate_grad_hook": "a gradient hook runs inside autograd's backward, which "
+                                                       "the trace spells out as ops of its own",
+    "torch.Tensor.retain_grad": "a traced step keeps the .grad of leaves only; ask for this gradient with "
+                                "torch.autograd.grad(loss, h)",
+}
+
+
 def _meta_rule(func: Callable, name: str, autocast: AutocastState | None = None) -> Callable:
     try:
         disagrees = _META_DISAGREES.get(func)
@@ -182,6 +195,8 @@ def _meta_rule(func: Callable, name: str, autocast: AutocastState | None = None)
         return under_autocast
 
     def meta(*args, **kwargs):
+        if name in _AUTOGRAD_ONLY:
+            raise UnsupportedCall(f"{name} is not traced: {_AUTOGRAD_ONLY[name]}")
         if any(isinstance(leaf, torch.Generator) for leaf in _leaves((args, tuple(kwargs.values())))):
             # The trace would hold this generator object and draw on from its state at each
             # call, where eager code that makes and seeds its generator repeats its numbers.
