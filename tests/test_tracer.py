@@ -136,6 +136,27 @@ def test_data_dependent_access_points_at_the_users_line():
     assert "a number read out of a traced tensor: keep it a tensor" in info.value.message
 
 
+def test_a_distributions_value_check_says_how_to_turn_it_off():
+    from torch.distributions import Normal
+
+    def f(mu):
+        return Normal(mu, torch.ones_like(mu)).rsample()
+
+    with pytest.raises(TracingError, match="torch.distributions checks its arguments' values: pass "
+                                           "validate_args=False"):
+        trace_callable(f, (torch.randn(3),))
+    def unchecked(mu):
+        return Normal(mu, torch.ones_like(mu), validate_args=False).rsample()
+
+    mu = torch.randn(3)
+    program = trace_callable(unchecked, (mu,), name="fn")
+    assert "torch.Tensor.normal_" in [b.symbol.qualname for b in program.trace.bsyms]  # the draw, on every call
+    torch.manual_seed(1)
+    expected = unchecked(mu)
+    torch.manual_seed(1)
+    assert torch.equal(compile_trace(program.trace)(*program.inputs), expected)
+
+
 def test_relu_inplace_writes_its_input():
     # nn.ReLU(inplace=True): relu's result written into the input, which the caller sees.
     program = trace_callable(lambda x: F.relu(x, inplace=True), (torch.randn(3),), name="fn")

@@ -401,8 +401,12 @@ class _Tracer:
                 return func(*args, **kwargs)
         if kind == "data":
             name = getattr(func, "__name__", str(func))
+            advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
+            if _called_from("torch/distributions/"):
+                advice = ("torch.distributions checks its arguments' values: pass validate_args=False, or call "
+                          "torch.distributions.Distribution.set_default_validate_args(False)")
             raise _error_at_user_line(f"Tensor.{name} needs the tensor's values, which tracing does not have "
-                                      f"({_DATA_ADVICE.get(name, _READ_OUT_ADVICE)})")
+                                      f"({advice})")
         if kind == "unsupported-inplace":
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
@@ -530,6 +534,16 @@ _LAYOUT_READS = frozenset({"is_contiguous", "stride", "storage_offset"})
 def _layout_read(func) -> str | None:
     name = getattr(func, "__name__", "")
     return name if name in _LAYOUT_READS else None
+
+
+def _called_from(path_part: str) -> bool:
+    """Whether a frame on the stack runs code from a file whose path contains `path_part`."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if path_part in frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _puts_back(aliasing: Aliasing, vargs: tuple) -> bool:
