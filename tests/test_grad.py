@@ -63,6 +63,17 @@ def test_a_value_used_twice_accumulates():
     _grads_match(lambda x: (x * x + x.sin() * x).sum(), torch.randn(4, dtype=torch.float64))
 
 
+def test_what_no_grad_computed_is_a_constant_to_the_gradient():
+    def f(x, w):
+        with torch.no_grad():
+            scale = x * 2  # no gradient flows through here
+            with torch.enable_grad():
+                shift = w * 3  # but through here it does
+        return (x * scale + shift).sum()
+
+    _grads_match(f, torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+
+
 def test_broadcasting_is_undone():
     _grads_match(lambda a, b, c: (a * b + c).sum(), torch.randn(3, 1, 4), torch.randn(5, 1), torch.randn(4))
 

@@ -139,8 +139,8 @@ def test_data_dependent_access_points_at_the_users_line():
 def test_a_distributions_value_check_says_how_to_turn_it_off():
     from torch.distributions import Normal
 
-    def f(mu):
-        return Normal(mu, torch.ones_like(mu)).rsample()
+    def f(mu):  # validate_args=True: what torch does by default, which another test may have changed
+        return Normal(mu, torch.ones_like(mu), validate_args=True).rsample()
 
     with pytest.raises(TracingError, match="torch.distributions checks its arguments' values: pass "
                                            "validate_args=False"):

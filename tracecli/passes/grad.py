@@ -33,6 +33,7 @@ from tracecli.core.pytree import values_in
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate, reached
+from tracecli.ops import ltorch, prims
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,26 @@ class GradTraces:
     cotangents: tuple[TensorValue, ...]  # the backward's cotangent inputs
     cotangent_of: tuple[str, ...]  # the forward output each cotangent belongs to
     requires_grad: tuple[str, ...]  # the inputs whose gradients the backward returns, in order
+
+
+_SET = frozenset({ltorch.set_grad_enabled, prims.set_grad_enabled})
+_RESTORE = frozenset({ltorch.restore_grad_enabled, prims.restore_grad_enabled})
+
+
+def computed_without_grad(bsyms) -> frozenset[str]:
+    """The values the program computed with autograd off (`torch.no_grad()`), as the
+    trace's grad mode calls say, for a call made with it on: constants to a gradient."""
+    modes = [True]
+    off: set[str] = set()
+    for bsym in bsyms:
+        if bsym.symbol in _SET:
+            modes.append(bool(bsym.args[0]))
+        elif bsym.symbol in _RESTORE:
+            if len(modes) > 1:
+                modes.pop()
+        elif not modes[-1]:
+            off.update(v.name for v in bsym.output_values())
+    return frozenset(off)
 
 
 def _is_differentiable(value: object) -> bool:
@@ -67,7 +88,7 @@ def grad_transform(trace: Trace, requires_grad=None) -> GradTraces:
     outputs = [v for v in values_in(trace.output) if isinstance(v, TensorValue) and v.name in reach]
     outputs = list({v.name: v for v in outputs}.values())
     cotangents = [TensorValue(registry.take(f"grad_{v.name}"), v.shape, v.dtype, v.device) for v in outputs]
-    made = differentiate(trace.bsyms, outputs, cotangents, leaves, registry)
+    made = differentiate(trace.bsyms, outputs, cotangents, leaves, registry, stop=computed_without_grad(trace.bsyms))
 
     defined = {v.name: v for v in trace.inputs} | {v.name: v for b in made.forward for v in b.output_values()}
     order = {name: i for i, name in enumerate(defined)}
