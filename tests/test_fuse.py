@@ -121,10 +121,14 @@ def test_the_verifier_refuses_a_region_holding_an_effect():
     with pytest.raises(VerificationError, match="which has effects"):
         verify(x.replace(bsyms=(region,)))
     # and one holding a call that is not modelled
-    mine = add.replace(symbol=region_symbol("other", "mine"), args=(x.inputs[0], x.inputs[0]), subsymbols=())
+    mine = add.replace(symbol=region_symbol("other", "mine"), args=(x.inputs[0],), subsymbols=())
     opaque = BoundSymbol(region_symbol("fusion0"), (x.inputs[0],), (), add.output, (mine,))
     with pytest.raises(VerificationError, match="not a modelled operation"):
         verify(x.replace(bsyms=(opaque,)))
+    # and one taking a value twice: its function would name a parameter twice
+    twice = BoundSymbol(region_symbol("fusion0"), (x.inputs[0], x.inputs[0]), (), add.output, (draw, add))
+    with pytest.raises(VerificationError, match="takes x twice"):
+        verify(x.replace(bsyms=(twice,)))
 
 
 def test_diff_and_json_show_the_regions(cli):

@@ -110,6 +110,10 @@ def region_problem(bsym: BoundSymbol) -> str | None:
     """Why `bsym`, a region, holds a member it may not, or None."""
     if bsym.kwargs:
         return f"region {bsym.symbol.qualname} takes keyword arguments"
+    names = [v.name for v in bsym.arg_values()]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        return f"region {bsym.symbol.qualname} takes {', '.join(twice)} twice: its function would name a parameter twice"
     for member in bsym.subsymbols:
         if is_backward(bsym) and not is_region(member):
             continue  # a backward may call opaque backwards, and its members never have effects

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import map_values, values_in
-from tracecli.core.symbol import BoundSymbol, new_bound_symbol
+from tracecli.core.symbol import BoundSymbol, Tag, new_bound_symbol
 from tracecli.core.trace import Trace, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
 
@@ -194,6 +194,13 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
 
     if same:
         return bsym
+    if args is not bsym.args and bsym.symbol.tags and Tag.REGION in bsym.symbol.tags:
+        # A region is a function of its arguments: two that became one value (cse merged
+        # them) are one parameter.
+        named: dict[str, object] = {}
+        for a in args:
+            named.setdefault(a.name, a)
+        args = tuple(named.values())
     return new_bound_symbol(bsym.symbol, args, kwargs, output, subsymbols, bsym.source, hints, bsym.scope)
 
 
