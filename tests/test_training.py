@@ -313,6 +313,45 @@ def test_a_bias_before_batch_norm_moves_by_rounding_alone_and_that_is_no_mismatc
     assert [r["call"] for r in data["calls"][1]["rechecks"]] == [3, 4, 5, 6]
 
 
+def test_a_step_that_sets_train_mode_itself_serves_a_loop_that_evaluates_between_steps(cli, tmp_path):
+    # evaluate() leaves the model in eval mode; train_step() puts it back in train mode
+    # first. The state a trace takes for granted is what the call found: eval, each time.
+    path = write(tmp_path, "epochs.py", """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.2), nn.Linear(6, 2))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+        def train_step(x, y):
+            model.train()
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+
+        @torch.no_grad()
+        def evaluate(x):
+            model.eval()
+            return model(x).argmax(-1)
+
+
+        if __name__ == "__main__":
+            for _ in range(5):
+                train_step(torch.randn(4, 6), torch.randint(0, 2, (4,)))
+                evaluate(torch.randn(4, 6))
+    """)
+    result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [call["served"] for call in data["calls"]] == [[0], [1, 2, 3, 4]] and data["match"] is True
+
+
 def test_gradients_accumulating_over_calls_get_a_trace_that_reads_them(cli, tmp_path):
     # No zero_grad: the first call finds no .grad, the later ones add to the one there.
     path = write(tmp_path, "accumulate.py", """

@@ -468,6 +468,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 break
             failed = failed or failure
         if found is None:
+            # What the trace takes for granted is the state the call found: read before the
+            # entry runs, since it may change it (`model.train()` at its start).
+            found_state = guard_for(target, args, kwargs, [])
             busy.append(True)
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims)
@@ -486,8 +489,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             # Whether the trace runs a backward of its own: asked once, not on every call it serves.
             found = (compiled, program, call, trains(call.final))
             checks = size_check(program.trace) if dims is not None else None
-            made.append((guard_for(target, args, kwargs, program.homes, program.settings, program.rereads), checks,
-                         *found))
+            guard = replace(found_state, scalars=found_state.scalars + list(program.settings),
+                            homes=list(program.homes), rereads=[(home, kind) for _, home, kind in program.rereads])
+            made.append((guard, checks, *found))
         compiled, program, call, training = found
         call.served.append(number)
         if dims is not None:
