@@ -40,8 +40,9 @@ class Guard:
     modes: list[tuple[torch.nn.Module, bool]] = field(default_factory=list)
     scalars: list[tuple[dict, str, object]] = field(default_factory=list)
     homes: list[tuple[torch.Tensor, Callable[[], object]]] = field(default_factory=list)
-    # (object, how to read its numbers, the numbers read when traced)
-    numbers: list[tuple[object, Callable[[object], tuple], tuple]] = field(default_factory=list)
+    # (what it is, as the program names it; the object; how to read its numbers; the
+    # numbers read when the call began)
+    numbers: list[tuple[str, object, Callable[[object], tuple], tuple]] = field(default_factory=list)
     # (where a tensor read afresh is, what it was like when traced)
     rereads: list[tuple[Callable[[], object], tuple]] = field(default_factory=list)
 
@@ -50,9 +51,24 @@ class Guard:
             all(module.training == training for module, training in self.modes)
             and all(_same(scope.get(name, _GONE), value) for scope, name, value in self.scalars)
             and all(home() is tensor for tensor, home in self.homes)
-            and all(_same_numbers(read(obj), seen) for obj, read, seen in self.numbers)
+            and all(_same_numbers(read(obj), seen) for _, obj, read, seen in self.numbers)
             and all(tensor_kind(home()) == kind for home, kind in self.rereads)
         )
+
+    def changes(self) -> list[str]:
+        """The Python numbers that differ now from when the guard was taken, as the
+        program names them: `step` (0 -> 1), `config['steps']` (2 -> 3). A library's own
+        bookkeeping (`_hooks_installed`, set on a first call) is not the program's state."""
+        modules, named = [], []  # modules' attributes first, then globals by name
+        for scope, name, value in self.scalars:
+            if not _same(scope.get(name, _GONE), value):
+                named.append((name, f"`{name}` ({value!r} -> {scope.get(name, _GONE)!r})"))
+        for label, obj, read, seen in self.numbers:
+            now = read(obj)
+            change = None if _same_numbers(now, seen) else _first_change(label, seen, now)
+            if change is not None:
+                (modules.append(change) if isinstance(obj, torch.nn.Module) else named.append((label, change)))
+        return modules + [change for _, change in sorted(named)]
 
 
 _GONE = object()
@@ -66,67 +82,49 @@ def _same_numbers(now: tuple, seen: tuple) -> bool:
     return len(now) == len(seen) and all(k == j and _same(a, b) for (k, a), (j, b) in zip(now, seen, strict=True))
 
 
-def guard_for(entry: object, args: tuple, kwargs: dict, homes: list, settings: list = (),
-              rereads: list = ()) -> Guard:
-    globals_read = _globals_read(entry)
-    modules = [entry] if isinstance(entry, torch.nn.Module) else []
-    modules += [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
-    modules += [value for _, _, value in globals_read if isinstance(value, torch.nn.Module)]
-    every_module = list({id(m): m for module in modules for m in module.modules()}.values())
-    modes = [(m, m.training) for m in every_module]
-    scalars = [(scope, name, value) for scope, name, value in globals_read if isinstance(value, _SCALARS)]
-    numbers = [(m, _attributes, _attributes(m)) for m in every_module]
-    for _, _, value in globals_read:
-        read = _reader(value)
-        if read is not None:
-            seen = read(value)
-            if len(seen) <= _MAX_NUMBERS:
-                numbers.append((value, read, seen))
-    return Guard(modes, scalars + list(settings), list(homes), [n for n in numbers if n[2]],
-                 [(home, kind) for _, home, kind in rereads])
-
-
-def python_numbers(entry: object, args: tuple, kwargs: dict) -> list[tuple[str, Callable[[], tuple]]]:
-    """(what, how to read its numbers now) for the Python numbers a call of `entry` may
-    read as constants, where the guards look: for telling whether the call changed one."""
+def guard_for(entry: object, args: tuple, kwargs: dict) -> Guard:
+    """What a call of `entry` finds and a trace of it may take for granted: modules' modes
+    and Python numbers. The tensors the trace captured (`homes`, `rereads`) and the
+    optimizer settings it read are added once it is made."""
     globals_read = _globals_read(entry)
     roots = [(getattr(entry, "__name__", type(entry).__name__), entry)] if isinstance(entry, torch.nn.Module) else []
     roots += [("an argument", leaf) for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.nn.Module)]
     roots += [(name, value) for _, name, value in globals_read if isinstance(value, torch.nn.Module)]
-    found: list[tuple[str, Callable[[], tuple]]] = []
+    modes, numbers = [], []
     seen: set[int] = set()
     for root_name, root in roots:
         for qualname, module in root.named_modules():
             if id(module) not in seen:
                 seen.add(id(module))
+                modes.append((module, module.training))
                 label = f"{root_name}.{qualname}" if qualname else root_name
-                # A library's own bookkeeping (`_hooks_installed` on a first call) is not
-                # the program's state.
-                found.append((label, lambda m=module: tuple(kv for kv in _attributes(m) if not kv[0].startswith("_"))))
-    for scope, name, value in globals_read:
-        if isinstance(value, _SCALARS):
-            found.append((name, lambda scope=scope, name=name: ((None, scope.get(name, _GONE)),)))
-        else:
-            read = _reader(value)
-            if read is not None:
-                found.append((name, lambda value=value, read=read: read(value)))
-    return found
+                numbers.append((label, module, _attributes, _attributes(module)))
+    scalars = [(scope, name, value) for scope, name, value in globals_read if isinstance(value, _SCALARS)]
+    for _, name, value in globals_read:
+        read = _reader(value)
+        if read is not None:
+            found = read(value)
+            if len(found) <= _MAX_NUMBERS:
+                numbers.append((name, value, read, found))
+    return Guard(modes, scalars, numbers=numbers)
 
 
-def describe_change(label: str, before: tuple, now: tuple) -> str:
-    """`step` (0 -> 1), `config['steps']` (2 -> 3), `model.calls` (added): the first
-    number that differs."""
+def _first_change(label: str, before: tuple, now: tuple) -> str | None:
+    """`config['steps']` (2 -> 3), `model.calls` (added): the first number that differs,
+    or None when only private attributes did."""
     old, new = dict(before), dict(now)
     for key in dict.fromkeys([*old, *new]):
+        if key.startswith("_"):
+            continue  # a module's private attribute
         if key not in old or key not in new or not _same(old[key], new[key]):
             # A module's attribute comes by its bare name; a container's way there is spelled.
-            where = label if key is None else label + (key if key[0] in ".[" else f".{key}")
+            where = label + (key if key[0] in ".[" else f".{key}")
             if key not in old:
                 return f"`{where}` (added)"
             if key not in new:
                 return f"`{where}` (removed)"
             return f"`{where}` ({old[key]!r} -> {new[key]!r})"
-    return f"`{label}`"
+    return None
 
 
 def _attributes(module: torch.nn.Module) -> tuple:

@@ -41,7 +41,7 @@ from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
 from tracecli.jobs.gradients import check_gradients, differentiate
-from tracecli.jobs.guards import Guard, describe_change, guard_for, python_numbers
+from tracecli.jobs.guards import Guard, guard_for
 from tracecli.jobs.size_guards import SizeCheck, size_check
 from tracecli.jobs.steps import trains
 from tracecli.passes.grad import GradTraces
@@ -157,10 +157,10 @@ def autocast_state() -> tuple:
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
-                 stamp: bool, dims: DimPolicy | None = None) -> TracedProgram:
+                 stamp: bool, dims: DimPolicy | None = None, found: Guard | None = None) -> TracedProgram:
+    """`found`: the state the call found (`guard_for`), when the caller took it already."""
     info = TraceInfo(script=script.display, entry=entry, device=device)
-    numbers = python_numbers(fn, args, kwargs)
-    before = [read() for _, read in numbers]
+    found = guard_for(fn, args, kwargs) if found is None else found
     try:
         with quiet():  # the script's prints appear once, from its eager run
             program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry,
@@ -169,8 +169,7 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
         raise
     except Exception as exc:
         raise exception_at_user_line(exc, script.module.__file__, prefix=f"{entry} raised while tracing: ") from exc
-    changed = [describe_change(label, old, read()) for (label, read), old in zip(numbers, before, strict=True)
-               if read() != old]
+    changed = found.changes()
     if changed:
         # The trace runs the tensor ops only: the later calls it serves change none of it.
         # Said, not refused: a counter or a log the result does not depend on is common.
@@ -470,10 +469,10 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         if found is None:
             # What the trace takes for granted is the state the call found: read before the
             # entry runs, since it may change it (`model.train()` at its start).
-            found_state = guard_for(target, args, kwargs, [])
+            found_state = guard_for(target, args, kwargs)
             busy.append(True)
             try:
-                program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims)
+                program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims, found_state)
                 call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
                 if grad:
                     _differentiate(call, entry, steps, check)
