@@ -26,6 +26,7 @@ from tracecli.core.regions import is_region, region_trace
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.ops import ltorch, prims
+from tracecli.ops.ltorch.autograd import SETS_GRAD_MODE
 
 
 def namespace_of(symbols: dict[str, Symbol]) -> SimpleNamespace:
@@ -53,13 +54,10 @@ def compile_trace(trace: Trace, globals_: dict | None = None, compile_region: Ca
     scope.update(bindings.bound)
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
-    if any(b.symbol in _GRAD_MODE_SETTERS for b in trace.bsyms):
+    if any(b.symbol in SETS_GRAD_MODE for b in trace.bsyms):
         fn = _grad_mode_kept(fn)
     fn.__tracecli_source__ = source
     return fn
-
-
-_GRAD_MODE_SETTERS = frozenset({ltorch.set_grad_enabled, prims.set_grad_enabled})
 
 
 def _grad_mode_kept(fn: Callable) -> Callable:

@@ -33,7 +33,7 @@ from tracecli.core.pytree import values_in
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate, reached
-from tracecli.ops import ltorch, prims
+from tracecli.ops.ltorch.autograd import RESTORES_GRAD_MODE, SETS_GRAD_MODE
 
 
 @dataclass(frozen=True)
@@ -46,19 +46,15 @@ class GradTraces:
     requires_grad: tuple[str, ...]  # the inputs whose gradients the backward returns, in order
 
 
-_SET = frozenset({ltorch.set_grad_enabled, prims.set_grad_enabled})
-_RESTORE = frozenset({ltorch.restore_grad_enabled, prims.restore_grad_enabled})
-
-
 def computed_without_grad(bsyms) -> frozenset[str]:
     """The values the program computed with autograd off (`torch.no_grad()`), as the
     trace's grad mode calls say, for a call made with it on: constants to a gradient."""
     modes = [True]
     off: set[str] = set()
     for bsym in bsyms:
-        if bsym.symbol in _SET:
+        if bsym.symbol in SETS_GRAD_MODE:
             modes.append(bool(bsym.args[0]))
-        elif bsym.symbol in _RESTORE:
+        elif bsym.symbol in RESTORES_GRAD_MODE:
             if len(modes) > 1:
                 modes.pop()
         elif not modes[-1]:

@@ -43,3 +43,8 @@ def restore_grad_enabled():
     """the grad mode the last set_grad_enabled replaced, back: where the program's
     `with` block ended"""
     prims.restore_grad_enabled()
+
+
+# The grad mode calls at either level, for what reads a trace's grad mode.
+SETS_GRAD_MODE = frozenset({set_grad_enabled, prims.set_grad_enabled})
+RESTORES_GRAD_MODE = frozenset({restore_grad_enabled, prims.restore_grad_enabled})
