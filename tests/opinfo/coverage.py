@@ -126,10 +126,15 @@ def report(results: dict[str, OpResult], seconds: float, top: int = 40) -> str:
     lines += ["", "refused and skipped:", *listing(results, ("refused", "skipped")), ""]
     stale = [text for text in map(against_table, results.values()) if text]
     lines += [f"disagreements with {TABLE} ({len(stale)}):", *(f"  {text}" for text in stale), ""]
-    slowest = sorted(results.values(), key=lambda r: -r.seconds)[:5]
-    lines.append(f"{len(results)} OpInfos in {seconds:.1f} s; slowest: "
-                 + ", ".join(f"{r.name} {r.seconds:.2f} s" for r in slowest))
+    lines.append(timing_line(results, seconds))
     return "\n".join(lines)
+
+
+def timing_line(results: dict, seconds: float) -> str:
+    """How long a run took, and its five slowest OpInfos (results carry `seconds`)."""
+    slowest = sorted(results.values(), key=lambda r: -r.seconds)[:5]
+    return (f"{len(results)} OpInfos in {seconds:.1f} s; slowest: "
+            + ", ".join(f"{r.name} {r.seconds:.2f} s" for r in slowest))
 
 
 def table_source(results: dict[str, OpResult]) -> str:

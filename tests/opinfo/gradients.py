@@ -27,7 +27,7 @@ import torch
 from torch.testing._internal.opinfo.core import OpInfo
 
 from tests.opinfo.checks import describe, one_line, op_tolerances
-from tests.opinfo.coverage import family_table, print_each
+from tests.opinfo.coverage import family_table, print_each, timing_line
 from tests.opinfo.expected import GRAD_DEFECTS, MODELED
 from tests.opinfo.harness import OP_SEED, SEED, full_name, opinfos, seeds_itself, split
 from tests.ops.grad_matrix import _tolerance
@@ -261,9 +261,7 @@ def report(results: dict[str, GradResult], seconds: float) -> str:
     lines += ["refused:", *(f"  {r.name}: {r.detail}" for r in results.values() if r.kind == "refused"), ""]
     stale = [text for text in map(against_table, results.values()) if text]
     lines += [f"disagreements with GRAD_DEFECTS in {TABLE} ({len(stale)}):", *(f"  {t}" for t in stale), ""]
-    slowest = sorted(results.values(), key=lambda r: -r.seconds)[:5]
-    lines.append(f"{len(results)} OpInfos in {seconds:.1f} s; slowest: "
-                 + ", ".join(f"{r.name} {r.seconds:.2f} s" for r in slowest))
+    lines.append(timing_line(results, seconds))
     return "\n".join(lines)
 
 
