@@ -35,10 +35,11 @@ def synthetic_trace(n: int) -> Trace:
         return TensorValue(registry.fresh(), (8,), dtypes.float32, "cpu")
 
     def call(parent, prim, args, hint=None) -> BoundSymbol:
+        # As the tracer records a call that one primitive restates: the primitive stands
+        # for its subsymbol.
         out = value()
-        sub = BoundSymbol(prim, args, (), out)
         hints = ((out.name, hint),) if hint else ()
-        return BoundSymbol(parent, args, (), out, (sub,), name_hints=hints)
+        return BoundSymbol(parent, args, (), out, prim, name_hints=hints)
 
     bsyms: list[BoundSymbol] = []
     live = x
@@ -52,8 +53,7 @@ def synthetic_trace(n: int) -> Trace:
         elif i % 5 == 4:
             # The previous call again, keyword arguments and all, into a fresh value.
             previous, out = bsyms[-1], value()
-            sub = previous.subsymbols[0].replace(output=out)
-            bsyms.append(previous.replace(output=out, subsymbols=(sub,), name_hints=((out.name, f"v{i % 40}"),)))
+            bsyms.append(previous.replace(output=out, name_hints=((out.name, f"v{i % 40}"),)))
             live = out
         else:
             bsyms.append(call(ltorch.mul, prims.mul, (live, x), f"v{i % 40}"))

@@ -1,13 +1,17 @@
 """The rewriting tool passes share (passes/rewrite.py) and the quick record builders it
-uses: the records they make are the ones the constructors make, still frozen."""
+uses: the records they make are the ones the constructors make, still frozen. A call
+one primitive restates keeps the primitive, and its record follows the call."""
 
 import dataclasses
 
 import pytest
+import torch
 
 from tracecli.core import dtypes
 from tracecli.core.symbol import BoundSymbol, new_bound_symbol
 from tracecli.core.values import TensorValue
+from tracecli.core.verify import VerificationError, verify
+from tracecli.frontend.tracer import trace_callable
 from tracecli.ops import ltorch, prims
 from tracecli.passes import map_bsym, renamer
 
@@ -70,3 +74,48 @@ def test_a_renamer_is_a_value_map_of_its_own():
     assert rename(x) is x
     assert rename(t0) == value("a")
     assert rename(t0) is rename(value("t0"))  # one renamed record per name
+
+
+def traced_product():
+    def f(x, y):
+        a = x * y
+        return torch.relu(a)
+
+    return trace_callable(f, (torch.randn(2, 3), torch.randn(2, 3)), {}).trace
+
+
+def test_a_call_one_primitive_restates_keeps_the_primitive_and_reads_as_its_record():
+    trace = traced_product()
+    mul, relu = trace.bsyms
+    # ltorch.mul(x, y) is prims.mul(x, y) and nothing more: the trace keeps the primitive.
+    assert mul.restated_by is prims.mul
+    (sub,) = mul.subsymbols
+    assert (sub.symbol, sub.args, sub.kwargs, sub.output, sub.subsymbols) == (prims.mul, mul.args, (), mul.output, ())
+    assert mul.subsymbols[0] is sub  # made once: the trace reads the same record every time
+    # relu is maximum(a, 0): its arguments differ from the primitive's, so it keeps a record.
+    assert relu.restated_by is None and relu.subsymbols[0].symbol is prims.maximum
+    verify(trace)
+
+
+def test_a_restated_call_mapped_or_replaced_restates_its_new_values():
+    mul = traced_product().bsyms[0]
+    a = mul.output
+    renamed = map_bsym(mul, renamer({a.name: "a", "x": "x0"}))
+    assert renamed.restated_by is prims.mul  # nothing was built for the record
+    assert [v.name for v in renamed.subsymbols[0].args] == ["x0", "y"]
+    assert renamed.subsymbols[0].output is renamed.output and renamed.output.name == "a"
+    b = value("b")
+    assert mul.replace(output=b).subsymbols[0].output is b
+    # A call whose one subsymbol restates it, however it was built, keeps the primitive
+    # once a map changes it.
+    x, t0, t1 = value("x"), value("t0"), value("t1")
+    assert map_bsym(call(t1, t0, x), renamer({"t0": "b"})).restated_by is prims.mul
+
+
+def test_the_verifier_still_checks_a_restated_call_itself():
+    trace = traced_product()
+    mul, relu = trace.bsyms
+    ghost = value("ghost")
+    broken = trace.replace(bsyms=(mul.replace(args=(ghost, mul.args[1])), relu))
+    with pytest.raises(VerificationError, match="reads ghost before it is defined"):
+        verify(broken)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import map_values, values_in
-from tracecli.core.symbol import BoundSymbol, Tag, new_bound_symbol
+from tracecli.core.symbol import BoundSymbol, Tag, new_bound_symbol, restates
 from tracecli.core.trace import Trace, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
 
@@ -124,19 +124,20 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
         changed = False
         for a in args:
             kind = type(a)
-            if kind in _CONSTANTS:
+            if kind is TensorValue or kind is NumberValue:
+                if table is None:
+                    new = fn(a)
+                else:
+                    new = table.get(a.name)
+                    if new is None:
+                        new = a
+                    elif type(new) is str:
+                        new = table[a.name] = a.renamed(new)
+            elif kind in _CONSTANTS:
                 mapped.append(a)
                 continue
-            if kind not in _VALUE_TYPES:
-                new = map_values(fn, a)
-            elif table is None:
-                new = fn(a)
             else:
-                new = table.get(a.name)
-                if new is None:
-                    new = a
-                elif type(new) is str:
-                    new = table[a.name] = a.renamed(new)
+                new = map_values(fn, a)
             mapped.append(new)
             if new is not a:
                 changed = True
@@ -165,20 +166,20 @@ def _map(bsym: BoundSymbol, fn: ValueMap, names: dict | set | None, table: dict 
             kwargs = tuple(pairs)
             same = False
 
-    subsymbols = bsym.subsymbols
-    if len(subsymbols) == 1 and names is None:
-        # Most calls have one subsymbol, the primitive restating them (`ltorch.mul` ->
-        # `prims.mul`) with the very same arguments tuple and output record.
+    subsymbols = bsym.parts
+    if type(subsymbols) is not tuple:
+        pass  # restated by one primitive (most calls): its record follows the call mapped here
+    elif len(subsymbols) == 1 and names is None:
         sub = subsymbols[0]
-        if (sub.args is bsym.args and sub.output is before and not sub.kwargs and not sub.subsymbols
-                and not sub.name_hints):
+        if restates(sub, bsym.args, before):
             if output is not before or args is not bsym.args:
-                sub = new_bound_symbol(sub.symbol, args, (), output, (), sub.source, (), sub.scope)
+                subsymbols = sub.symbol  # the restatement, kept as its primitive from now on
+                same = False
         else:
             sub = _map(sub, fn, names, table, (bsym.args, args, before, output))
-        if sub is not subsymbols[0]:
-            subsymbols = (sub,)
-            same = False
+            if sub is not subsymbols[0]:
+                subsymbols = (sub,)
+                same = False
     elif subsymbols:
         here = (bsym.args, args, before, output)
         mapped = []

@@ -88,7 +88,13 @@ class BoundSymbol:
     args: tuple
     kwargs: tuple[tuple[str, object], ...]
     output: object  # a value, a tuple/list of values and constants, or None
-    subsymbols: tuple[BoundSymbol, ...] = ()
+    # What the call is made of (read it as `subsymbols`): its bound symbols, or, for a call
+    # that one primitive restates on its very arguments and output (`ltorch.mul(a, b)` ->
+    # `prims.mul(a, b)`), that primitive alone. Most traced calls are such: keeping the
+    # primitive, not a record of it, halves what tracing and every renaming pass build,
+    # and the record, made from the call when first read, follows any change of the
+    # call's arguments or output by itself.
+    parts: tuple[BoundSymbol, ...] | Symbol = ()
     source: SourceLocation | None = None
     # (output name, user variable) pairs noted by the tracer; `rename` applies them.
     name_hints: tuple[tuple[str, str], ...] = ()
@@ -100,14 +106,14 @@ class BoundSymbol:
     # builds two bound symbols per op and a renaming pass one per bound symbol at every level.
     def __init__(
         self, symbol: Symbol, args: tuple, kwargs: tuple[tuple[str, object], ...], output: object,
-        subsymbols: tuple[BoundSymbol, ...] = (), source: SourceLocation | None = None,
+        subsymbols: tuple[BoundSymbol, ...] | Symbol = (), source: SourceLocation | None = None,
         name_hints: tuple[tuple[str, str], ...] = (), scope: str = "",
     ) -> None:
         _set_symbol(self, symbol)
         _set_args(self, args)
         _set_kwargs(self, kwargs)
         _set_output(self, output)
-        _set_subsymbols(self, subsymbols)
+        _set_parts(self, subsymbols)
         _set_source(self, source)
         _set_name_hints(self, name_hints)
         _set_scope(self, scope)
@@ -115,6 +121,25 @@ class BoundSymbol:
     @property
     def tags(self) -> frozenset[Tag]:
         return self.symbol.tags
+
+    @property
+    def subsymbols(self) -> tuple[BoundSymbol, ...]:
+        parts = self.parts
+        if type(parts) is tuple:
+            return parts
+        # Restated by one primitive: its record, made once. (Immutable all the same: the
+        # record is a function of the call's own fields.)
+        made = (new_bound_symbol(parts, self.args, (), self.output, (), None, (), ""),)
+        _set_parts(self, made)
+        return made
+
+    @property
+    def restated_by(self) -> Symbol | None:
+        """The primitive that restates this call, if that is all it is made of and its
+        record was not asked for yet: walks that need no record of it (the names a
+        trace defines: the restatement defines its parent's) read this instead."""
+        parts = self.parts
+        return None if type(parts) is tuple else parts
 
     def iter_args(self) -> Iterator[Value]:
         """The values this call reads (not constants)."""
@@ -142,7 +167,7 @@ class BoundSymbol:
         return _replace(self, **changes)
 
 
-(_set_symbol, _set_args, _set_kwargs, _set_output, _set_subsymbols, _set_source, _set_name_hints, _set_scope) = (
+(_set_symbol, _set_args, _set_kwargs, _set_output, _set_parts, _set_source, _set_name_hints, _set_scope) = (
     BoundSymbol.__dict__[f.name].__set__ for f in fields(BoundSymbol)
 )
 
@@ -155,7 +180,7 @@ class _Draft:
 
 def new_bound_symbol(
     symbol: Symbol, args: tuple, kwargs: tuple[tuple[str, object], ...], output: object,
-    subsymbols: tuple[BoundSymbol, ...], source: SourceLocation | None, name_hints: tuple[tuple[str, str], ...],
+    subsymbols: tuple[BoundSymbol, ...] | Symbol, source: SourceLocation | None, name_hints: tuple[tuple[str, str], ...],
     scope: str,
 ) -> BoundSymbol:
     """`BoundSymbol(...)` with every field given, for loops that rebuild a whole trace.
@@ -169,7 +194,7 @@ def new_bound_symbol(
     bsym.args = args
     bsym.kwargs = kwargs
     bsym.output = output
-    bsym.subsymbols = subsymbols
+    bsym.parts = subsymbols
     bsym.source = source
     bsym.name_hints = name_hints
     bsym.scope = scope
@@ -177,16 +202,33 @@ def new_bound_symbol(
     return bsym
 
 
+def restates(sub: BoundSymbol, args: tuple, output: object) -> bool:
+    """Whether `sub` is its parent's call (`args` -> `output`) restated by one primitive,
+    and nothing more: the record `subsymbols` makes from a parent holding the primitive."""
+    if sub.output is not output or sub.kwargs or sub.parts or sub.name_hints or sub.source is not None or sub.scope:
+        return False
+    own = sub.args
+    if own is args:
+        return True
+    if len(own) != len(args):
+        return False
+    for mine, theirs in zip(own, args, strict=True):
+        if mine is not theirs:
+            return False
+    return True
+
+
 def _replace(bsym: BoundSymbol, **changes) -> BoundSymbol:
     # Passes call this for every bound symbol they rewrite (lower: every subsymbol).
     get = changes.get
     return new_bound_symbol(
         get("symbol", bsym.symbol), get("args", bsym.args), get("kwargs", bsym.kwargs), get("output", bsym.output),
-        get("subsymbols", bsym.subsymbols), get("source", bsym.source), get("name_hints", bsym.name_hints),
+        get("subsymbols", bsym.parts), get("source", bsym.source), get("name_hints", bsym.name_hints),
         get("scope", bsym.scope),
     )
 
 
 __all__ = [
-    "Tag", "EFFECT_TAGS", "Symbol", "BoundSymbol", "SourceLocation", "new_bound_symbol", "push_handler", "pop_handler",
+    "Tag", "EFFECT_TAGS", "Symbol", "BoundSymbol", "SourceLocation", "new_bound_symbol", "restates", "push_handler",
+    "pop_handler",
 ]

@@ -77,8 +77,10 @@ def collect_names(inputs, bsyms) -> set[str]:
             add(output.name)
         else:
             names.update([v.name for v in values_in(output)])
-        if bsym.subsymbols:
-            stack.extend(bsym.subsymbols)
+        # A call restated by one primitive defines nothing more: its record is not made.
+        parts = bsym.parts
+        if parts and type(parts) is tuple:
+            stack.extend(parts)
     return names
 
 

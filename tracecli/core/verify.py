@@ -77,18 +77,25 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                 note(arg, bsym)
                 arg_names.add(arg.name)
             produced: set[str] = set()
-            if bsym.subsymbols:
+            parts = bsym.parts
+            decomposed = bool(parts)
+            if type(parts) is not tuple:
+                # Restated by one primitive on these very arguments and outputs: its record
+                # would pass every check this call passes (the call's rule runs the
+                # primitive's), so none is made for it.
+                produced = {out.name for out in bsym.output_values()}
+            elif parts:
                 # A decomposition sees only its parent's arguments and its own results,
                 # and the size symbols bound before its parent.
                 inner = set(arg_names) | (dim_names & scope) if dim_names else set(arg_names)
-                check_block(bsym.subsymbols, inner)
+                check_block(parts, inner)
                 produced = inner - arg_names - (dim_names or set())
             for out in bsym.output_values():
                 if out.name in arg_names:
                     fail(f"{bsym.symbol.qualname} uses {out.name} as both input and output", bsym)
                 if out.name in scope or (out.name in known and out.name not in produced):
                     fail(f"{out.name} is defined twice", bsym)
-                if bsym.subsymbols and out.name not in produced:
+                if decomposed and out.name not in produced:
                     fail(f"output {out.name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
                 scope.add(out.name)

@@ -18,7 +18,7 @@ import torch
 
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import tree_map
-from tracecli.core.symbol import BoundSymbol, Symbol
+from tracecli.core.symbol import BoundSymbol, Symbol, restates
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.call_forms import accepts, form_key
 from tracecli.frontend.hints import HintTracker
@@ -202,7 +202,9 @@ class Recorder:
                 # once tracing ends, and keeps this bound symbol as it is when they held.
                 hints = self.hints.note(frame, out)
             scope = self.module_scope()
-        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, tuple(subsymbols), source, hints, scope)
+        # A call one primitive restates (most are) keeps the primitive, not its record.
+        parts = subsymbols[0].symbol if len(subsymbols) == 1 and restates(subsymbols[0], args, out) else tuple(subsymbols)
+        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, parts, source, hints, scope)
         self.scopes[-1].append(bsym)
         return out
 
