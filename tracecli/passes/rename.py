@@ -34,19 +34,39 @@ def _plan(trace: Trace) -> dict[str, str]:
     # the value gets the legal spelling the name registry would give it. Programs reuse a
     # few variable names many times: each is spelled once.
     spelled: dict[str, str] = {}
+    final: dict[str, str] = {}  # only names that change: it is the plan
+    kept: set[str] = set()  # values whose user name is their own name already (`t7` stays `t7`)
+    claimed = set(fixed)
+    versions: dict[str, list[str]] = {}  # variable -> the later values stored in it, in order
 
-    def spell(var: str) -> str:
+    def take(value: str, var: str) -> None:
+        """The value stored in `var`: the variable's name if it is still free, else a
+        version of it, numbered below."""
         legal = spelled.get(var)
         if legal is None:
             legal = spelled[var] = sanitize(var)
-        return legal
+        if legal in claimed:
+            later = versions.get(legal)
+            if later is None:
+                versions[legal] = [value]
+            else:
+                later.append(value)
+        else:
+            claimed.add(legal)
+            if legal != value:
+                final[value] = legal
+            else:
+                kept.add(value)
 
-    # (value name, variable), sizes first (bound before anything reads them), then values
-    # in definition order; each value once, with the first hint for it. A value is
-    # defined by one call, so only a call with several hints (cse merged its duplicates
-    # into it) or a size a call also binds could repeat one.
-    hinted = [(info.name, spell(info.hint)) for info in trace.dims if info.hint]
-    sized = {value for value, _ in hinted}
+    # Values in the order they are taken: sizes first (bound before anything reads them),
+    # then values in definition order; each value once, with the first hint for it. A
+    # value is defined by one call, so only a call with several hints (cse merged its
+    # duplicates into it) or a size a call also binds could repeat one.
+    sized = set()
+    for info in trace.dims:
+        if info.hint:
+            sized.add(info.name)
+            take(info.name, info.hint)
     # A fusion region's members keep the hints of the lines that made them.
     for bsym in flatten_regions(trace.bsyms):
         hints = bsym.name_hints
@@ -54,43 +74,41 @@ def _plan(trace: Trace) -> dict[str, str]:
             continue
         output = bsym.output
         if type(output) is TensorValue and len(hints) == 1:
-            # One output and one hint for it, as most calls have: no tree to walk.
-            out, var = hints[0]
-            if out == output.name and out not in sized:
-                legal = spelled.get(var)
-                hinted.append((out, spell(var) if legal is None else legal))
+            # One output and one hint for it, as most calls have: no tree to walk, and
+            # `take` written out.
+            value, var = hints[0]
+            if value != output.name or value in sized:
+                continue
+            legal = spelled.get(var)
+            if legal is None:
+                legal = spelled[var] = sanitize(var)
+            if legal in claimed:
+                later = versions.get(legal)
+                if later is None:
+                    versions[legal] = [value]
+                else:
+                    later.append(value)
+            else:
+                claimed.add(legal)
+                if legal != value:
+                    final[value] = legal
+                else:
+                    kept.add(value)
         else:
             outputs = {o.name for o in values_in(output)}
             named = set(sized)
-            for out, var in hints:
-                if out in outputs and out not in named:
-                    named.add(out)
-                    hinted.append((out, spell(var)))
+            for value, var in hints:
+                if value in outputs and value not in named:
+                    named.add(value)
+                    take(value, var)
 
-    final: dict[str, str] = {}  # only names that change: it is the plan
-    kept: set[str] = set()  # values whose user name is their own name already (`t7` stays `t7`)
-    claimed = set(fixed)
-    versions: dict[str, list[str]] = {}  # variable -> the later values stored in it, in order
-    for value, var in hinted:
-        if var in claimed:
-            later = versions.get(var)
-            if later is None:
-                versions[var] = [value]
-            else:
-                later.append(value)
-        else:
-            claimed.add(var)
-            if var != value:
-                final[value] = var
-            else:
-                kept.add(value)
     # Versioned names are chosen only after every exact user name is claimed, so a
-    # user's own `a_1` is never taken by the second version of `a`. (Every variable in
-    # `hinted` was spelled.) Two versions never clash: `a_<k>` splits at its last `_`
-    # into one variable and one number. So each variable's versions are numbered on their
-    # own, checked against the names claimed before them (a few dozen, usually), and
-    # claimed all at once afterwards.
-    user_names = set(spelled.values())
+    # user's own `a_1` is never taken by the second version of `a`. Two versions never
+    # clash: `a_<k>` splits at its last `_` into one variable and one number. So each
+    # variable's versions are numbered on their own, checked against the names claimed
+    # before them and the user's names (a few dozen, usually: one small set), and claimed
+    # all at once afterwards.
+    taken = claimed | set(spelled.values())
     version_names: list[str] = []
     for var, later in versions.items():
         prefix = var + "_"
@@ -98,7 +116,7 @@ def _plan(trace: Trace) -> dict[str, str]:
         for value in later:
             k += 1
             name = prefix + str(k)
-            while name in claimed or name in user_names:
+            while name in taken:
                 k += 1
                 name = prefix + str(k)
             version_names.append(name)
