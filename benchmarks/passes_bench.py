@@ -53,7 +53,10 @@ def synthetic_trace(n: int) -> Trace:
         elif i % 5 == 4:
             # The previous call again, keyword arguments and all, into a fresh value.
             previous, out = bsyms[-1], value()
-            bsyms.append(previous.replace(output=out, name_hints=((out.name, f"v{i % 40}"),)))
+            parts = previous.parts  # a primitive follows the new output; a record is remade
+            if type(parts) is tuple:
+                parts = (parts[0].replace(output=out),)
+            bsyms.append(previous.replace(output=out, subsymbols=parts, name_hints=((out.name, f"v{i % 40}"),)))
             live = out
         else:
             bsyms.append(call(ltorch.mul, prims.mul, (live, x), f"v{i % 40}"))

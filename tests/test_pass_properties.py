@@ -169,6 +169,13 @@ class _Builder:
         self.bounds[out.name] = bound
         return BoundSymbol(symbol, args, (), out)
 
+    def restated(self, pool, name: str | None = None) -> BoundSymbol:
+        """An ltorch call its primitive restates on the very same arguments, kept as the
+        tracer keeps one: the primitive alone, its record made when read. (No number
+        parameter: the tracer records ltorch calls with the number itself.)"""
+        prim = self.pure_prim(pool, name)
+        return BoundSymbol(getattr(ltorch, prim.symbol.name), prim.args, (), prim.output, prim.symbol)
+
     def compare(self, pool) -> BoundSymbol:
         """A bool result no float op can read: dead unless returned (the seed's `prims.ne`)."""
         symbol = prims.ALL[self.draw(st.sampled_from(("ne", "eq")))]
@@ -220,7 +227,7 @@ class _Builder:
             if isinstance(sub.output, TensorValue) and floats and not _pinned(sub):
                 pure.append(sub)
 
-        kinds = ["prim", "dead", "dup", "dup", "random", "record", "check", "inplace"]
+        kinds = ["prim", "restated", "dead", "dup", "dup", "random", "record", "check", "inplace"]
         if depth < MAX_DEPTH:
             kinds.append("nested")
         for _ in range(draw(st.integers(1, 4))):
@@ -229,6 +236,8 @@ class _Builder:
                 kind = "prim"
             if kind == "prim":
                 add(self.pure_prim(inner))
+            elif kind == "restated":
+                add(self.restated(inner))
             elif kind == "dead":
                 add(self.compare(inner))
             elif kind == "dup":
@@ -299,7 +308,8 @@ def cases(draw, max_bsyms: int = 12) -> Case:
     values = list(pool)  # every tensor, for the outputs
     bsyms: list[BoundSymbol] = []
     stale: set[str] = set()  # values an in-place call replaced: nothing reads them again
-    kinds = ("prim", "prim", "compare", "random", "record", "check", "inplace", "update", "composite", "composite", "dup", "dup")
+    kinds = ("prim", "restated", "compare", "random", "record", "check", "inplace", "update", "composite", "composite",
+             "dup", "dup")
     for _ in range(draw(st.integers(1, max_bsyms))):
         kind = draw(st.sampled_from(kinds))
         fresh = [x for x in bsyms if not _reads(x) & stale]
@@ -311,6 +321,8 @@ def cases(draw, max_bsyms: int = 12) -> Case:
             values = [v for v in values if v.name != target.name]
         elif kind == "prim":
             bsym = b.pure_prim(pool, scalars=SCALAR in inputs)
+        elif kind == "restated":
+            bsym = b.restated(pool)
         elif kind == "compare":
             bsym = b.compare(pool)
         elif kind == "random":
@@ -551,11 +563,17 @@ def _lowered(bsyms, depth: float, source=None, scope="") -> list[tuple[BoundSymb
     return out
 
 
+def _made_of(bsym: BoundSymbol) -> tuple:
+    return tuple((format_bsym(s), _made_of(s)) for s in bsym.subsymbols)
+
+
 def check_lower(before: Trace, after: Trace, depth: float) -> None:
     want = _lowered(before.bsyms, depth)
     lowered, write_backs = after.bsyms[: len(want)], after.bsyms[len(want) :]
     assert [format_bsym(b) for b in lowered] == [format_bsym(b) for b, _, _ in want]
-    assert [b.subsymbols for b in lowered] == [b.subsymbols for b, _, _ in want]
+    # What each kept call is made of, at every level (a call its primitive restates reads
+    # as a record made from the call: equal, not the same object).
+    assert [_made_of(b) for b in lowered] == [_made_of(b) for b, _, _ in want]
     assert [(b.source, b.scope) for b in lowered] == [(src, scope) for _, src, scope in want]
     # Then each input an in-place op wrote, now computed out of place, gets its last value back.
     still_written = set(written_inputs(after).values())
