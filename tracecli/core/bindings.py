@@ -22,7 +22,7 @@ from tracecli.core.dtypes import DType
 from tracecli.core.names import RESERVED, NameRegistry
 from tracecli.core.pytree import rebuild_call
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace, walk
+from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 
 # Leaves the printer spells by itself (containers are walked).
@@ -82,10 +82,21 @@ class Bindings:
             bindings.note_call(bsym)
         bindings.note(trace.output)
         if not codegen:
-            for depth, bsym in walk(trace.bsyms):
-                if depth:
-                    bindings.note_call(bsym)
+            bindings._note_below(trace.bsyms)
         return bindings
+
+    def _note_below(self, bsyms) -> None:
+        """The calls inside each of `bsyms`, at every level, parents before their parts."""
+        for bsym in bsyms:
+            parts = bsym.parts
+            if type(parts) is tuple:
+                for sub in parts:
+                    self.note_call(sub)
+                    self._note_below((sub,))
+            elif not parts.namespace:
+                # Restated by one call on the parent's own arguments (noted with it): only
+                # an opaque callable needs a name.
+                self.spell(parts.impl)
 
     def note_call(self, bsym: BoundSymbol) -> None:
         if not bsym.symbol.namespace:

@@ -18,7 +18,7 @@ import torch
 
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import tree_map
-from tracecli.core.symbol import BoundSymbol, Symbol, restates
+from tracecli.core.symbol import BoundSymbol, Symbol, new_bound_symbol, restates
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.frontend.call_forms import accepts, form_key
 from tracecli.frontend.hints import HintTracker
@@ -204,7 +204,8 @@ class Recorder:
             scope = self.module_scope()
         # A call one primitive restates (most are) keeps the primitive, not its record.
         parts = subsymbols[0].symbol if len(subsymbols) == 1 and restates(subsymbols[0], args, out) else tuple(subsymbols)
-        bsym = BoundSymbol(sym, args, tuple(kwargs.items()), out, parts, source, hints, scope)
+        # Two per traced op: the quick builder, not the constructor.
+        bsym = new_bound_symbol(sym, args, tuple(kwargs.items()), out, parts, source, hints, scope)
         self.scopes[-1].append(bsym)
         return out
 

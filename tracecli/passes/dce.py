@@ -97,7 +97,7 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bo
             else:
                 counts.subsymbols_removed += 1
             continue
-        if bsym.subsymbols:
+        if bsym.parts and type(bsym.parts) is tuple:  # one primitive restating a call has nothing to drop
             subs = _collapse_duplicates(bsym.subsymbols, set(outputs), counts)
             subs = _sweep(subs, set(outputs), counts, top_level=False)
             if len(subs) != len(bsym.subsymbols) or any(a is not b for a, b in zip(subs, bsym.subsymbols, strict=False)):

@@ -17,7 +17,10 @@ def has_effect(bsym: BoundSymbol) -> bool:
     """Effects are pinned: in the symbol's own tags or anywhere in its decomposition."""
     if bsym.symbol.tags & EFFECT_TAGS:
         return True
-    return any(has_effect(s) for s in bsym.subsymbols)
+    parts = bsym.parts
+    if type(parts) is not tuple:
+        return bool(parts.tags & EFFECT_TAGS)  # restated by one primitive: its tags say
+    return any(has_effect(s) for s in parts)
 
 
 def overwritten(bsyms) -> set[str]:
@@ -30,7 +33,11 @@ def overwritten(bsyms) -> set[str]:
         bsym = stack.pop()
         if Tag.INPLACE in bsym.symbol.tags:
             names.update(v.name for v in bsym.arg_values())
-        stack.extend(bsym.subsymbols)
+        parts = bsym.parts
+        if type(parts) is tuple:
+            stack.extend(parts)
+        elif Tag.INPLACE in parts.tags:  # restated by an in-place primitive: same arguments
+            names.update(v.name for v in bsym.arg_values())
     return names
 
 

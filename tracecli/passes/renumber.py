@@ -55,15 +55,18 @@ def _top_level_first(bsyms) -> list[BoundSymbol]:
     """The top-level bound symbols, then every subsymbol below them in `walk` order."""
     order = list(bsyms)
     for bsym in bsyms:
-        for sub in bsym.subsymbols:  # one level written out: most subsymbols have none below
+        parts = bsym.parts
+        if type(parts) is not tuple:
+            continue  # restated by one primitive: it defines its parent's outputs, no more
+        for sub in parts:  # one level written out: most subsymbols have none below
             order.append(sub)
-            if sub.subsymbols:
-                _append_below(sub.subsymbols, order)
+            if sub.parts and type(sub.parts) is tuple:
+                _append_below(sub.parts, order)
     return order
 
 
 def _append_below(subsymbols, order: list[BoundSymbol]) -> None:
     for sub in subsymbols:
         order.append(sub)
-        if sub.subsymbols:
-            _append_below(sub.subsymbols, order)
+        if sub.parts and type(sub.parts) is tuple:
+            _append_below(sub.parts, order)
