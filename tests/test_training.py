@@ -352,6 +352,33 @@ def test_a_step_that_sets_train_mode_itself_serves_a_loop_that_evaluates_between
     assert [call["served"] for call in data["calls"]] == [[0], [1, 2, 3, 4]] and data["match"] is True
 
 
+def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
+    # The trace runs only the tensor ops: after a served step the model must still be in
+    # the train mode the step put it in, as after eager's. The fifth call is the first one
+    # not also run eagerly to compare.
+    path = write(tmp_path, "modes.py", """
+        import torch
+        from torch import nn
+
+        model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+
+
+        def train_step(x):
+            model.train()
+            return model(x).sum()
+
+
+        if __name__ == "__main__":
+            for _ in range(6):
+                model.eval()
+                train_step(torch.ones(2, 3))
+                assert model.training and model[1].training, "the step left the model in eval mode"
+    """)
+    result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [call["served"] for call in json.loads(result.stdout)["calls"]] == [[0, 1, 2, 3, 4, 5]]
+
+
 def test_gradients_accumulating_over_calls_get_a_trace_that_reads_them(cli, tmp_path):
     # No zero_grad: the first call finds no .grad, the later ones add to the one there.
     path = write(tmp_path, "accumulate.py", """

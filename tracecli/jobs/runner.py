@@ -485,13 +485,16 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             finally:
                 busy.pop()
             result.calls.append(call)
+            # The train/eval modes the entry set (`model.train()` at its start): the trace
+            # runs only the tensor ops, so each call it serves sets them as the entry did.
+            modes_set = [(module, module.training) for module, was in found_state.modes if module.training != was]
             # Whether the trace runs a backward of its own: asked once, not on every call it serves.
-            found = (compiled, program, call, trains(call.final))
+            found = (compiled, program, call, trains(call.final), modes_set)
             checks = size_check(program.trace) if dims is not None else None
             guard = replace(found_state, scalars=found_state.scalars + list(program.settings),
                             homes=list(program.homes), rereads=[(home, kind) for _, home, kind in program.rereads])
             made.append((guard, checks, *found))
-        compiled, program, call, training = found
+        compiled, program, call, training, modes_set = found
         call.served.append(number)
         if dims is not None:
             reused = call.served[0] != number
@@ -519,6 +522,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 busy.pop()
         if not execute or program.first_step:
             return run_eagerly(*args, **kwargs)
+        for module, mode in modes_set:
+            module.training = mode
         if training:
             with torch.no_grad():  # the trace runs its own backward
                 return compiled(*program.inputs_for(args, kwargs))
