@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils._pytree import tree_leaves, tree_map
 
 from tracecli.core import dtypes
 from tracecli.core.errors import TracingError
@@ -165,6 +166,34 @@ def test_relu_inplace_writes_its_input():
     expected = torch.relu(x)
     compile_trace(program.trace)(x)
     assert torch.equal(x, expected)
+
+
+def test_out_argument_writes_the_result_into_the_given_tensor():
+    # torch.maximum(a, b, out=a) is how torch's own Adam(amsgrad=True) keeps its maximum.
+    def fn(a, b, pair):
+        torch.maximum(a, b, out=a)
+        values, indices = pair
+        torch.sort(b, descending=True, out=(values, indices))
+        return torch.add(a, 1, out=torch.empty(3)) * 2
+
+    args = (torch.randn(3), torch.randn(3), (torch.zeros(3), torch.zeros(3, dtype=torch.long)))
+    program = trace_callable(fn, args, name="fn")
+    assert [b.symbol.qualname for b in program.trace.bsyms].count("ltorch.copy_") == 4
+    eager_args = tree_map(lambda t: t.clone(), args)
+    expected = fn(*eager_args)
+    traced_args = tree_map(lambda t: t.clone(), args)
+    assert torch.equal(compile_trace(program.trace)(*program.inputs_for(traced_args, {})), expected)
+    for eager_tensor, traced_tensor in zip(tree_leaves(eager_args), tree_leaves(traced_args), strict=True):
+        assert torch.equal(eager_tensor, traced_tensor)
+
+
+def test_out_argument_torch_would_resize_or_cannot_cast_into_is_refused_at_the_users_line():
+    with pytest.raises(TracingError, match=r"result of shape \[3\] into a tensor of shape \[2\], which torch resizes"):
+        trace_callable(lambda x, z: torch.neg(x, out=z), (torch.randn(3), torch.zeros(2)), name="fn")
+    with pytest.raises(TracingError, match="result type torch.float32 can't be cast to the desired output type "
+                                           "torch.int64") as info:
+        trace_callable(lambda x, z: torch.neg(x, out=z), (torch.randn(3), torch.zeros(3, dtype=torch.long)), name="fn")
+    assert info.value.line is not None
 
 
 def test_source_location_is_the_innermost_user_frame():

@@ -352,6 +352,33 @@ def test_a_step_that_sets_train_mode_itself_serves_a_loop_that_evaluates_between
     assert [call["served"] for call in data["calls"]] == [[0], [1, 2, 3, 4]] and data["match"] is True
 
 
+@pytest.mark.parametrize("executor", ["torch", "prims"])
+def test_amsgrad_and_a_returned_view_of_the_weights_match_eager(cli, tmp_path, executor):
+    # Adam(amsgrad=True) keeps its running maximum with torch.maximum(..., out=...); the
+    # step returns a view of the weight it updated, which must keep eager's values once
+    # the check puts the weight back.
+    path = write(tmp_path, "amsgrad.py", """
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(3))
+        opt = torch.optim.Adam([w], lr=0.1, amsgrad=True)
+
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            return w.detach()
+
+
+        def sample_inputs(device):
+            return (torch.randn(3),)
+    """)
+    result = cli("run", f"{path}:step", "--executor", executor, "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
 def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
     # The trace runs only the tensor ops: after a served step the model must still be in
     # the train mode the step put it in, as after eager's. The fifth call is the first one

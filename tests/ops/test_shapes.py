@@ -327,9 +327,16 @@ def test_copies_of_other_families_views(case: Case):
     check_case(case)
 
 
-def test_the_out_variants_of_copies_are_refused_at_the_line():
-    with pytest.raises(TracingError, match="writes its result into `out`"):
-        trace_callable(lambda x, z: torch.permute_copy(x, (1, 0), out=z), (torch.rand(2, 3), torch.rand(3, 2)))
+def test_the_out_variants_of_copies_write_a_copy_into_out():
+    def fn(x, z):
+        return torch.permute_copy(x, (1, 0), out=z)
+
+    x = torch.rand(2, 3)
+    program = trace_callable(fn, (x, torch.rand(3, 2)))
+    assert program.trace.bsyms[-1].symbol.qualname == "ltorch.copy_"
+    z = torch.zeros(3, 2)
+    compile_trace(program.trace)(x, z)
+    assert torch.equal(z, x.t())
 
 
 def _write_through_unfold(x):

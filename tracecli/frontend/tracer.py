@@ -414,12 +414,11 @@ class _Tracer:
         vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
         start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
-            # `out=` writes into a given tensor: left to torch. Without one, the call is
-            # the plain form, which the adapter need not know about.
+            # Without an `out=` tensor, the call is the plain form, which the adapter need
+            # not know about.
             if vkwargs["out"] is not None:
-                kind = "opaque"
-            else:
-                vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
+                return self._into_out(func, args, kwargs)
+            vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
         if kind == "ltorch" and adapter is ltorch.setitem_ and _puts_back(self.aliasing, vargs):
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
@@ -454,6 +453,31 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
+
+    def _into_out(self, func, args: tuple, kwargs: dict):
+        """`torch.maximum(a, b, out=c)` (torch's own Adam with amsgrad=True does it): the
+        plain call, then its result written into `out` in place, as torch writes it."""
+        name = getattr(func, "__name__", str(func))
+        out = kwargs["out"]
+        plain = {k: v for k, v in kwargs.items() if k != "out"}
+        with _Mode(self):
+            result = func(*args, **plain)
+            targets = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(targets) != len(results):
+                raise _error_at_user_line(f"{name}(..., out=...) is given {len(targets)} tensors for "
+                                          f"{len(results)} results")
+            for target, value in zip(targets, results, strict=True):
+                if target.shape != value.shape:
+                    # torch resizes `out` then: the trace would have to change a tensor's shape.
+                    raise _error_at_user_line(
+                        f"{name}(..., out=...) writes a result of shape {list(value.shape)} into a tensor of shape "
+                        f"{list(target.shape)}, which torch resizes; assign the result instead")
+                if not torch.can_cast(value.dtype, target.dtype):
+                    raise _error_at_user_line(f"{name}(..., out=...): result type {value.dtype} can't be cast to "
+                                              f"the desired output type {target.dtype}")
+                target.copy_(value)
+        return out
 
     def _training_call(self, kind: str, args: tuple, kwargs: dict):
         """`p.grad`, `p.grad = g`, `loss.backward()` (frontend/training.py)."""
