@@ -3,6 +3,7 @@ either traced right (and checked by `run`) or refused with one clear error."""
 
 import json
 import os
+import textwrap
 
 import pytest
 import torch
@@ -878,3 +879,62 @@ def test_a_gradient_penalty_is_refused_by_name():
     w = torch.randn(4, 2, requires_grad=True)
     (torch.randn(3, 4) @ w).sum().backward()  # torch's own afterwards
     assert w.grad is not None
+
+
+@pytest.mark.parametrize("source", [
+    # A module class of the script whose forward reads a global: guarded while the main
+    # block runs, though `__name__` is "__main__" then.
+    """
+    SCALE = 1.0
+
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x * SCALE
+
+
+    net = Net()
+
+
+    def f(x):
+        return net(x)
+
+
+    def change():
+        global SCALE
+        SCALE = 3.0
+    """,
+    # A number two attributes into an instance of one of the script's own classes.
+    """
+    class Holder:
+        pass
+
+
+    h = Holder()
+    h.inner = Holder()
+    h.inner.k = 1.0
+
+
+    def f(x):
+        return x * h.inner.k
+
+
+    def change():
+        h.inner.k = 3.0
+    """,
+])
+def test_a_number_the_scripts_own_classes_hold_is_guarded(cli, tmp_path, source):
+    # Changed before the sixth call, which no recheck compares with eager.
+    script = write(tmp_path, "held.py", "import torch\n" + textwrap.dedent(source) + textwrap.dedent("""
+
+        if __name__ == "__main__":
+            x = torch.ones(3)
+            for i in range(7):
+                if i == 5:
+                    change()
+                expected = x * (3.0 if i >= 5 else 1.0)
+                assert torch.equal(f(x), expected), f"call {i + 1} differs from eager"
+    """))
+    result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "f: 7 calls, 2 distinct traces" in result.stdout

@@ -228,3 +228,23 @@ def test_a_tensor_compared_with_a_size_keeps_the_size_symbolic(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert "ltorch.ge(" in result.stdout and "ltorch.gt(" in result.stdout
     assert "1 trace for 2 calls; every call matches eager" in result.stdout
+
+
+SPLIT_BY_A_SIZE = """
+    import torch
+
+
+    def f(x):
+        width = x.shape[-1]
+        q, k = torch.cat([x, x], -1).split(width, dim=-1)
+        return q * k
+"""
+
+
+def test_a_split_by_a_size_read_from_a_tensor_keeps_it_symbolic(cli, tmp_path):
+    # One split size that is a size of the input: two pieces at every width.
+    script = write(tmp_path, "split.py", SPLIT_BY_A_SIZE)
+    result = cli("run", script, "-i", "f32[b, w]", "--sizes", "b=2,w=8", "--sizes", "b=3,w=5", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "ltorch.split(t0, w, dim=-1)" in result.stdout
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout

@@ -8,9 +8,9 @@ in globals or module attributes. Those numbers are constants in the trace: a lat
 after `model.train()`, `SCALE = 3`, `model.temperature = 2.0` or `W = torch.randn(...)`
 needs a new trace, and the guard says so (as torch.compile's guards do, for these
 cases). The numbers looked at: those in the globals the entry's code and the script's
-functions it calls read, one or two levels into the containers and objects among them
-(dicts, lists, namespaces, dataclasses), and the Python attributes of every module the
-call can reach.
+functions and classes it calls read, one or two levels into the containers and objects
+among them (dicts, lists, namespaces, dataclasses, instances of the script's own
+classes), and the Python attributes of every module the call can reach.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def guard_for(entry: object, args: tuple, kwargs: dict) -> Guard:
                 label = f"{root_name}.{qualname}" if qualname else root_name
                 numbers.append((label, module, _attributes, _attributes(module)))
     scalars = [(scope, name, value) for scope, name, value in globals_read if isinstance(value, _SCALARS)]
-    for _, name, value in globals_read:
-        read = _reader(value)
+    for scope, name, value in globals_read:
+        read = _reader(value, scope)
         if read is not None:
             found = read(value)
             if len(found) <= _MAX_NUMBERS:
@@ -133,31 +133,46 @@ def _attributes(module: torch.nn.Module) -> tuple:
                  if isinstance(value, _SCALARS) and name != "training")
 
 
-def _reader(value: object) -> Callable[[object], tuple] | None:
+def _reader(value: object, script: dict) -> Callable[[object], tuple] | None:
     """How to read the numbers a global holds (a config dict, an argparse namespace, a
-    dataclass), or None for anything else."""
+    dataclass, an instance of one of the script's own classes), or None for anything
+    else. `script`: the script's globals."""
     if isinstance(value, (dict, list, tuple, SimpleNamespace, Namespace)) or (
-            dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        return lambda obj: tuple(_numbers_in(obj, 2))
+            dataclasses.is_dataclass(value) and not isinstance(value, type)) or _scripts_own(value, script):
+        return lambda obj: tuple(_numbers_in(obj, 2, script))
     return None
 
 
-def _numbers_in(obj: object, depth: int, path: str = ""):
+def _scripts_own(obj: object, script: dict) -> bool:
+    """An instance of a plain class the script defines (`h = Holder(); h.inner.k = 1.0`).
+    Modules have guards of their own."""
+    return (_defined_in(type(obj), script) and not isinstance(obj, (type, torch.nn.Module))
+            and hasattr(obj, "__dict__"))
+
+
+def _defined_in(kind: type, script: dict) -> bool:
+    """Whether the script defines this class: one of its globals. (Its module name is no
+    test: a main block runs with `__name__` set to "__main__".)"""
+    return script.get(kind.__name__) is kind
+
+
+def _numbers_in(obj: object, depth: int, script: dict, path: str = ""):
     """(where, number) for the numbers in `obj`, `where` as Python spells the way there
     (`['shift']`, `.alpha`, `[0]`)."""
-    for key, value in _items(obj):
+    for key, value in _items(obj, script):
         if isinstance(value, _SCALARS):
             yield path + key, value
-        elif depth > 1 and _items(value):
-            yield from _numbers_in(value, depth - 1, path + key)
+        elif depth > 1 and _items(value, script):
+            yield from _numbers_in(value, depth - 1, script, path + key)
 
 
-def _items(obj: object) -> list[tuple[str, object]]:
+def _items(obj: object, script: dict) -> list[tuple[str, object]]:
     if isinstance(obj, dict):
         return [(f"[{k!r}]", v) for k, v in obj.items()]
     if isinstance(obj, (list, tuple)):
         return [(f"[{i}]", v) for i, v in enumerate(obj)] if len(obj) <= _MAX_NUMBERS else []
-    if isinstance(obj, (SimpleNamespace, Namespace)) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
+    if isinstance(obj, (SimpleNamespace, Namespace)) or (dataclasses.is_dataclass(obj) and not isinstance(obj, type)) \
+            or _scripts_own(obj, script):
         return [(f".{k}", v) for k, v in vars(obj).items()]
     return []
 
@@ -192,7 +207,7 @@ def _code_reached(value: object, scope: dict) -> list:
     that a global names: what they read is read too."""
     if isinstance(value, FunctionType) and value.__globals__ is scope:
         return [inspect.unwrap(value).__code__]
-    kind = value if isinstance(value, type) else type(value) if isinstance(value, torch.nn.Module) else None
-    if kind is None or getattr(kind, "__module__", None) != scope.get("__name__"):
+    kind = value if isinstance(value, type) else type(value)  # a class, or an instance of one (a module)
+    if not _defined_in(kind, scope):
         return []
     return [member.__code__ for member in vars(kind).values() if isinstance(member, FunctionType)]

@@ -53,7 +53,7 @@ def split(input, split_size_or_sections, dim=0):
     input = expect_tensor(input, "split")
     d = _dim_of(input, dim, "split")
     n = input.shape[d]
-    if isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, (int, Dim)):  # one size: a symbolic one too (`C = x.shape[-1]`)
         size = split_size_or_sections
         if size < 0 or (size == 0 and n > 0):
             raise ShapeError(f"split expects a positive split size, got {size}")
