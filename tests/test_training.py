@@ -201,6 +201,9 @@ def test_a_wrong_backward_rule_fails_the_step(cli, tmp_path, monkeypatch):
     ("loss = (x * w).sum()\n    torch.autograd.grad(loss, [w, x])", "differentiated tensors does not require grad"),
     ("h = x * w\n    h.register_hook(lambda g: g * 2)", "register_hook is not traced: a gradient hook runs inside"),
     ("h = x * w\n    h.retain_grad()", "retain_grad is not traced: a traced step keeps the .grad of leaves only"),
+    # Freezing inside the step: the trace would still differentiate w.
+    ("loss = (x * w).sum()\n    w.requires_grad_(False)", "changing requires_grad is not traced: which tensors"),
+    ("loss = (x * w).sum()\n    w.requires_grad = False", "freeze or unfreeze before calling it"),
 ])
 def test_what_is_not_traced_is_refused_at_its_line(cli, tmp_path, body, message):
     source = f"""
@@ -375,6 +378,35 @@ def test_amsgrad_and_a_returned_view_of_the_weights_match_eager(cli, tmp_path, e
             return (torch.randn(3),)
     """)
     result = cli("run", f"{path}:step", "--executor", executor, "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
+def test_a_parameter_frozen_between_steps_gets_a_trace_that_leaves_it_alone(cli, tmp_path):
+    # Frozen on the seventh call only, which no recheck compares with eager: a trace made
+    # while it trained would go on updating it there.
+    path = write(tmp_path, "freeze.py", """
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(3))
+        b = torch.nn.Parameter(torch.zeros(3))
+        opt = torch.optim.SGD([w, b], lr=0.1)
+
+
+        def step(x):
+            opt.zero_grad()
+            (w * x + b * x).sum().backward()
+            opt.step()
+            return w.detach().clone()
+
+
+        if __name__ == "__main__":
+            for i in range(8):
+                w.requires_grad_(i != 6)
+                step(torch.ones(3))
+            assert torch.allclose(w, torch.full((3,), 0.3)), w  # seven steps of 0.1
+    """)
+    result = cli("run", f"{path}:step", "--no-timing", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["match"] is True
 

@@ -68,7 +68,7 @@ from tracecli.frontend.training import Training, TrainingError
 from tracecli.ops import ltorch, torch_map
 from tracecli.ops.autocast import device_type
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
-from tracecli.ops.opaque import OpaqueCallError, opaque_symbol
+from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
 
@@ -385,6 +385,11 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
+        if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
+            wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
+            if args[0].requires_grad == wanted:
+                return args[0]  # as it is already (zero_grad's `p.grad.requires_grad_(False)`)
+            raise _error_at_user_line(f"changing requires_grad is not traced: {FREEZE_ADVICE}")
         if kind in _TRAINING_CALLS:
             return self._training_call(kind, args, kwargs)
         if kind == "metadata" and args and type(args[0]) is TensorProxy and _layout_read(func):
@@ -512,6 +517,8 @@ _resolved[torch.Tensor.backward] = ("backward", None)
 _resolved[AUTOGRAD_BACKWARD] = ("backward", None)
 _resolved[FUNCTION_APPLY] = ("function-apply", None)
 _resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
+_resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
+_resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
 
 

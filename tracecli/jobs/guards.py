@@ -45,6 +45,9 @@ class Guard:
     numbers: list[tuple[str, object, Callable[[object], tuple], tuple]] = field(default_factory=list)
     # (where a tensor read afresh is, what it was like when traced)
     rereads: list[tuple[Callable[[], object], tuple]] = field(default_factory=list)
+    # The module's and captured tensors the trace reads, each with whether it required
+    # grad: a parameter frozen between calls (`w.requires_grad_(False)`) is not updated.
+    grad_needs: list[tuple[torch.Tensor, bool]] = field(default_factory=list)
 
     def holds(self) -> bool:
         return (
@@ -53,6 +56,7 @@ class Guard:
             and all(home() is tensor for tensor, home in self.homes)
             and all(_same_numbers(read(obj), seen) for _, obj, read, seen in self.numbers)
             and all(tensor_kind(home()) == kind for home, kind in self.rereads)
+            and all(tensor.requires_grad is needs for tensor, needs in self.grad_needs)
         )
 
     def changes(self) -> list[str]:

@@ -167,6 +167,9 @@ _META_DISAGREES: dict[Callable, tuple[Callable[[tuple, dict], bool], str]] = {
 }
 
 
+FREEZE_ADVICE = ("which tensors need gradients is settled when the function is called, and the trace "
+                  "differentiates what it found; freeze or unfreeze before calling it "
+                  "(`w.requires_grad_(False)` where the traced function is called)")
 # Autograd's own machinery on a tensor: the meta kernel's refusal (the meta tensor needs
 # no gradient) would blame the user's tensor, which does.
 _AUTOGRAD_ONLY = {
