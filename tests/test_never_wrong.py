@@ -938,3 +938,30 @@ def test_a_number_the_scripts_own_classes_hold_is_guarded(cli, tmp_path, source)
     result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
     assert "f: 7 calls, 2 distinct traces" in result.stdout
+
+
+@pytest.mark.parametrize("executor", ["torch", "prims", "inductor"])
+def test_what_is_returned_of_an_input_written_in_place_is_that_input(cli, tmp_path, executor):
+    # `y = x.add_(1)` is x itself: after `x.mul_(2)` it holds x's final values, and the
+    # caller's `out is x`. Lowered, the writes are functional and copied back at the end:
+    # the trace returns the input, not a copy of one of its versions.
+    script = write(tmp_path, "alias.py", """
+        import torch
+
+
+        def step(x):
+            y = x.add_(1)
+            x.mul_(2)
+            return y
+
+
+        if __name__ == "__main__":
+            for _ in range(6):
+                x = torch.zeros(3)
+                out = step(x)
+                assert out is x, "the result is not the input written in place"
+                assert torch.equal(x, torch.full((3,), 2.0)), x
+    """)
+    result = cli("run", f"{script}:step", "--executor", executor, "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "step: 6 calls, 1 distinct trace" in result.stdout

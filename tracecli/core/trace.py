@@ -155,7 +155,18 @@ def walk(bsyms) -> Iterator[tuple[int, BoundSymbol]]:
 def written_inputs(trace: Trace) -> dict[str, str]:
     """The inputs the trace writes in place, each with the value it ends up holding: an
     INPLACE call's result stands for its first argument from then on."""
-    root = {v.name: v.name for v in trace.inputs if isinstance(v, TensorValue)}
+    return _writes(trace)[1]
+
+
+def input_versions(trace: Trace) -> dict[str, str]:
+    """Each value an in-place write of an input made (`x_1 = ltorch.add_(x, 1)`), with
+    the input's name: in eager they are all that one tensor."""
+    return _writes(trace)[0]
+
+
+def _writes(trace: Trace) -> tuple[dict[str, str], dict[str, str]]:
+    inputs = {v.name for v in trace.inputs if isinstance(v, TensorValue)}
+    root = {name: name for name in inputs}
     final: dict[str, str] = {}
     for bsym in trace.bsyms:
         if Tag.INPLACE not in bsym.symbol.tags:
@@ -165,4 +176,4 @@ def written_inputs(trace: Trace) -> dict[str, str]:
             origin = root[args[0].name]
             root[outs[0].name] = origin
             final[origin] = outs[0].name
-    return final
+    return {name: origin for name, origin in root.items() if name not in inputs}, final

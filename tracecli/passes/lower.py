@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 
+from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
-from tracecli.core.trace import Trace, written_inputs
+from tracecli.core.trace import Trace, input_versions, written_inputs
 from tracecli.ops import prims
 from tracecli.passes.base import PassResult, register
 
@@ -63,7 +64,15 @@ def lower(trace: Trace, depth: float = math.inf) -> PassResult:
     if not replaced:
         return PassResult(trace, False, {"lowered": 0})
     lowered = trace.replace(bsyms=tuple(out))
-    return PassResult(lowered.replace(bsyms=(*out, *_write_backs(trace, lowered))), True, {"lowered": replaced})
+    write_backs = _write_backs(trace, lowered)
+    output = lowered.output
+    if write_backs:
+        # What the program returns of an input it wrote in place (`x.add_(1); return x`)
+        # is that input, as in eager, written back: not a copy of its values.
+        inputs = {v.name: v for v in trace.inputs}
+        versions = input_versions(trace)
+        output = map_values(lambda v: inputs[versions[v.name]] if v.name in versions else v, output)
+    return PassResult(lowered.replace(bsyms=(*out, *write_backs), output=output), True, {"lowered": replaced})
 
 
 def _write_backs(before: Trace, after: Trace) -> list[BoundSymbol]:
