@@ -427,8 +427,8 @@ def test_numbers_in_modules_configs_and_helpers_are_guarded_too(cli, tmp_path):
 
 
 def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
-    # A number in a closure is not guarded: the trace keeps 2.0, and the later calls it
-    # serves after the change are caught comparing with eager, never silent.
+    # A number three objects deep is not guarded: the trace keeps 2.0, and the later
+    # calls it serves after the change are caught comparing with eager, never silent.
     script = write(tmp_path, "deep.py", """
         import types
 
@@ -436,10 +436,10 @@ def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
 
 
         def make():
-            h = types.SimpleNamespace(inner=types.SimpleNamespace(value=2.0))
+            h = types.SimpleNamespace(a=types.SimpleNamespace(inner=types.SimpleNamespace(value=2.0)))
 
             def f(x):
-                return x * h.inner.value
+                return x * h.a.inner.value
 
             return f, h
 
@@ -449,7 +449,7 @@ def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
 
         if __name__ == "__main__":
             for v in (2.0, 2.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0):
-                h.inner.value = v
+                h.a.inner.value = v
                 f(torch.ones(3))
     """)
     result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
@@ -922,8 +922,40 @@ def test_a_gradient_penalty_is_refused_by_name():
     def change():
         h.inner.k = 3.0
     """,
+    # A number in a dict, and a number, that the entry's closure holds.
+    """
+    def make():
+        state = {"k": 1.0}
+
+        def f(x):
+            return x * state["k"]
+
+        def change():
+            state["k"] = 3.0
+
+        return f, change
+
+
+    f, change = make()
+    """,
+    """
+    def make():
+        k = 1.0
+
+        def f(x):
+            return x * k
+
+        def change():
+            nonlocal k
+            k = 3.0
+
+        return f, change
+
+
+    f, change = make()
+    """,
 ])
-def test_a_number_the_scripts_own_classes_hold_is_guarded(cli, tmp_path, source):
+def test_a_number_the_scripts_own_classes_or_closures_hold_is_guarded(cli, tmp_path, source):
     # Changed before the sixth call, which no recheck compares with eager.
     script = write(tmp_path, "held.py", "import torch\n" + textwrap.dedent(source) + textwrap.dedent("""
 

@@ -7,8 +7,8 @@ the modules it ran, the Python numbers it read (a global `SCALE`, a module's
 in globals or module attributes. Those numbers are constants in the trace: a later call
 after `model.train()`, `SCALE = 3`, `model.temperature = 2.0` or `W = torch.randn(...)`
 needs a new trace, and the guard says so (as torch.compile's guards do, for these
-cases). The numbers looked at: those in the globals the entry's code and the script's
-functions and classes it calls read, one or two levels into the containers and objects
+cases). The numbers looked at: those in the globals and closure variables the entry's
+code and the script's functions and classes it calls read, one or two levels into the containers and objects
 among them (dicts, lists, namespaces, dataclasses, instances of the script's own
 classes), and the Python attributes of every module the call can reach.
 """
@@ -192,6 +192,7 @@ def _globals_read(entry: object) -> list[tuple[dict, str, object]]:
     found: dict[str, object] = {}
     pending = [code]
     seen_code: set = set()
+    closures = _closure_read(fn)
     while pending:
         code = pending.pop()
         if code in seen_code:
@@ -203,7 +204,37 @@ def _globals_read(entry: object) -> list[tuple[dict, str, object]]:
             value = found[name] = scope[name]
             for reached in _code_reached(value, scope):
                 pending.append(reached)
-    return [(scope, name, found[name]) for name in sorted(found)]
+            if isinstance(value, FunctionType) and value.__globals__ is scope:
+                closures += _closure_read(value)
+    return [(scope, name, found[name]) for name in sorted(found)] + closures
+
+
+class _Cells:
+    """A function's closure, read like the dict of globals: what a guard looks up by name
+    (`scope.get(name)`) is the variable's value now."""
+
+    def __init__(self, fn: FunctionType):
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+
+    def get(self, name: str, default: object = None) -> object:
+        try:
+            return self.cells[name].cell_contents
+        except (KeyError, ValueError):  # ValueError: a cell not filled yet
+            return default
+
+
+def _closure_read(fn: object) -> list[tuple[_Cells, str, object]]:
+    """(closure, name, value) for the variables of the enclosing function `fn` reads
+    (`state = {"k": 1.0}` in the function that made it)."""
+    if not isinstance(fn, FunctionType) or not fn.__closure__:
+        return []
+    cells = _Cells(fn)
+    found = []
+    for name in fn.__code__.co_freevars:
+        value = cells.get(name, _GONE)
+        if value is not _GONE and not isinstance(value, FunctionType):
+            found.append((cells, name, value))
+    return found
 
 
 def _code_reached(value: object, scope: dict) -> list:

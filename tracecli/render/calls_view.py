@@ -119,7 +119,7 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
         if later:
             why = ("the note above says why" if any(c.program.notes for c in group.calls) else
                    "something it holds as a constant changed since it was made (a Python number where the guards do "
-                   "not look, such as a closure or an object's attribute's attribute); pass such a number to the "
+                   "not look, such as an attribute three objects deep); pass such a number to the "
                    "entry as an argument, and each value gets a trace of its own")
             console.print(f"call{'s' if len(later) > 1 else ''} {call_numbers([n - 1 for n in later])} reused this "
                           f"trace and differ from eager: {why}", soft_wrap=True, markup=False)
