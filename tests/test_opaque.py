@@ -11,7 +11,7 @@ from torch._higher_order_ops import while_loop
 from torch._higher_order_ops.scan import scan
 
 from tests.ops.harness import assert_matches
-from tests.test_cli import assert_user_error, write
+from tests.test_cli import assert_user_error, run_process, write
 from tracecli.core.errors import TracingError
 from tracecli.core.printing import format_trace
 from tracecli.core.pytree import tree_leaves
@@ -491,3 +491,23 @@ def test_a_meta_kernel_known_to_disagree_with_the_device_kernel_is_refused():
         trace_callable(lambda x: torch.native_batch_norm(x, w, b, torch.zeros(3), torch.ones(3), False, 0.1, 1e-5),
                        (x,), name="fn")
     trace_callable(lambda x: torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5), (x,), name="fn")
+
+
+def test_an_unmodelled_call_refusing_its_arguments_says_so_in_one_line(tmp_path):
+    # torch logs the fake kernel's refusal itself (an ERROR with a traceback): held back.
+    path = write(tmp_path, "bad_complex.py", """
+        import torch
+
+
+        def f(x):
+            return torch.view_as_complex(x)
+
+
+        def sample_inputs(device):
+            return (torch.zeros(3, 4),)
+    """)
+    result = run_process("run", str(path))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "torch.view_as_complex cannot be traced: Tensor must have a last dimension of size 2" \
+        in lines[0], result.stderr

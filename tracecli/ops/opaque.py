@@ -15,7 +15,9 @@ types then come from fake tensors on the call's device, under that autocast.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
@@ -239,7 +241,7 @@ def _autocast_types(func: Callable, name: str, autocast: AutocastState, args: tu
         raise OpaqueCallError(f"{name} is not modelled and runs under torch.autocast('cuda'): the dtypes it "
                               "returns there are known only on a machine with CUDA")
     devices: list[str] = []
-    with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True):
+    with _fake_mode():
         fargs, fkwargs = _to_meta(args, devices, [], True), _to_meta(kwargs, devices, [], True)
         with torch.autocast(device_type, dtype=TO_TORCH[dtype]):
             try:
@@ -273,13 +275,30 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
 def _run_fake(func: Callable, args: tuple, kwargs: dict):
     # A shape environment lets fake kernels that need one run (while_loop); what depends
     # on data then comes back as a symbol rather than an error.
-    with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True) as mode:
+    with _fake_mode() as mode:
         out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
     for leaf in _leaves(out):
         symbolic = leaf.shape if isinstance(leaf, torch.Tensor) else (leaf,)
         if any(isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)) for d in symbolic):
             raise _DataDependent
     return out
+
+
+_FAKE_LOG = logging.getLogger("torch._subclasses.fake_tensor")
+
+
+@contextmanager
+def _fake_mode() -> Iterator[FakeTensorMode]:
+    """Fake tensors with a shape environment. A kernel refusing its arguments is said once,
+    by tracecli at the user's line: torch's own log of it (an ERROR with a traceback) is
+    held back."""
+    level = _FAKE_LOG.level
+    _FAKE_LOG.setLevel(logging.CRITICAL)
+    try:
+        with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True) as mode:
+            yield mode
+    finally:
+        _FAKE_LOG.setLevel(level)
 
 
 def _to_fake(obj, mode: FakeTensorMode):
