@@ -411,6 +411,35 @@ def test_a_parameter_frozen_between_steps_gets_a_trace_that_leaves_it_alone(cli,
     assert json.loads(result.stdout)["match"] is True
 
 
+@pytest.mark.parametrize("executor", ["torch", "prims"])
+def test_a_broadcast_gradient_is_left_as_a_grad_of_its_own_memory(cli, tmp_path, executor):
+    # b's gradient is the loss's ones broadcast: autograd stores it in memory of its own,
+    # which zero_grad(set_to_none=False) and the next backward write in place.
+    path = write(tmp_path, "broadcast.py", """
+        import torch
+
+        b = torch.nn.Parameter(torch.zeros(3))
+        opt = torch.optim.SGD([b], lr=0.1)
+
+
+        def step(x):
+            opt.zero_grad(set_to_none=False)
+            (x + b).sum().backward()
+            opt.step()
+            return b.detach().clone()
+
+
+        if __name__ == "__main__":
+            for _ in range(6):
+                step(torch.ones(3))
+                assert b.grad.stride() == (1,), b.grad.stride()
+            assert torch.allclose(b, torch.full((3,), -0.6)), b
+    """)
+    result = cli("run", f"{path}:step", "--executor", executor, "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
 def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
     # The trace runs only the tensor ops: after a served step the model must still be in
     # the train mode the step put it in, as after eager's. The fifth call is the first one

@@ -11,7 +11,7 @@ from tracecli.ops.ltorch._base import symbol
 
 
 def _set_grad(tensor: torch.Tensor, grad: torch.Tensor | None) -> None:
-    tensor.grad = grad
+    prims.set_grad.impl(tensor, grad)
 
 
 @symbol(_set_grad, tags=(Tag.SIDE_EFFECT,))

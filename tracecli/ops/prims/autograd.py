@@ -20,6 +20,11 @@ def _set_grad_meta(tensor: TensorValue, grad: TensorValue | None) -> None:
 
 
 def _set_grad(tensor: torch.Tensor, grad: torch.Tensor | None) -> None:
+    if grad is not None and any(stride == 0 and size > 1 for stride, size in zip(grad.stride(), grad.shape, strict=True)):
+        # A gradient that is one value broadcast (the ones of `(x + b).sum()` for b): the
+        # .grad autograd leaves is its own memory, laid out as the tensor is, and a later
+        # step adds into it in place.
+        grad = torch.empty_like(tensor, dtype=grad.dtype).copy_(grad)
     tensor.grad = grad
 
 
