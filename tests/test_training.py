@@ -440,6 +440,47 @@ def test_a_broadcast_gradient_is_left_as_a_grad_of_its_own_memory(cli, tmp_path,
     assert json.loads(result.stdout)["match"] is True
 
 
+def test_a_value_read_inside_torchs_own_optimizer_names_that_code_not_the_users(cli, tmp_path):
+    # RAdam's step branches on a tensor's value: the advice is about where it runs, not
+    # about rewriting the user's line.
+    path = write(tmp_path, "radam.py", """
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(3))
+        opt = torch.optim.RAdam([w], lr=0.1)
+
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            return w.detach().clone()
+
+
+        def sample_inputs(device):
+            return (torch.randn(3),)
+    """)
+    assert_user_error(cli("run", str(path)), "radam.py:11", "torch.optim.radam.", "reads it, which is library code")
+
+
+def test_x_add_y_with_a_0d_tensor_alpha_multiplies_by_it(cli, tmp_path):
+    # torch.optim.ASGD passes its step size so; eager reads the number the tensor holds.
+    path = write(tmp_path, "alpha.py", """
+        import torch
+
+
+        def f(x, y, a):
+            return x.add(y, alpha=-a) - x.sub(y, alpha=a.double())
+
+
+        def sample_inputs(device):
+            return torch.randn(3), torch.randn(3), torch.tensor(0.5)
+    """)
+    result = cli("run", str(path), "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
 def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
     # The trace runs only the tensor ops: after a served step the model must still be in
     # the train mode the step put it in, as after eager's. The fifth call is the first one

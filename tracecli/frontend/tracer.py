@@ -14,10 +14,11 @@ import inspect
 import linecache
 import math
 import random
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from types import FunctionType
+from types import FrameType, FunctionType
 
 import numpy
 import torch
@@ -53,7 +54,7 @@ from tracecli.frontend.overrides import (
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
-from tracecli.frontend.source import display_path, location_of, stop_search_at, user_frame
+from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -407,9 +408,15 @@ class _Tracer:
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
+            reader = _library_reader(sys._getframe(2))
             if _called_from("torch/distributions/"):
                 advice = ("torch.distributions checks its arguments' values: pass validate_args=False, or call "
                           "torch.distributions.Distribution.set_default_validate_args(False)")
+            elif reader is not None:
+                # Not the user's own line (torch.optim.RAdam's step, GradScaler.step): the
+                # advice about their code would not apply.
+                advice = (f"{reader} reads it, which is library code: it runs only outside the traced "
+                          "function; call it where the traced function is called")
             raise _error_at_user_line(f"Tensor.{name} needs the tensor's values, which tracing does not have "
                                       f"({advice})")
         if kind == "unsupported-inplace":
@@ -565,6 +572,24 @@ _LAYOUT_READS = frozenset({"is_contiguous", "stride", "storage_offset"})
 def _layout_read(func) -> str | None:
     name = getattr(func, "__name__", "")
     return name if name in _LAYOUT_READS else None
+
+
+def _library_reader(frame: FrameType | None) -> str | None:
+    """Where library code (not the user's, not a Tensor method they called) reads a
+    tensor's value: `torch.optim.radam._single_tensor_radam (torch/optim/radam.py:420)`,
+    or None when the user's own code reads it."""
+    while frame is not None and (_OWN_FILES.search(frame.f_code.co_filename.replace("\\", "/"))):
+        frame = frame.f_back
+    if frame is None or is_user_code(frame.f_code):
+        return None
+    module = frame.f_globals.get("__name__", "")
+    return f"{module}.{frame.f_code.co_qualname} ({display_path(frame.f_code.co_filename)}:{line_of(frame)})"
+
+
+# Frames between a torch call and the code that made it: tracecli's own, torch's
+# dispatch, and Tensor's Python methods (`f"{loss:.3f}"` reads the value in
+# Tensor.__format__, at the user's request).
+_OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$")
 
 
 def _called_from(path_part: str) -> bool:

@@ -64,6 +64,13 @@ def rounded(x, dtype):
 
 
 def _scaled(b, alpha):
+    if is_tensor(alpha):
+        # A 0-d tensor, which eager reads as the number it holds (torch.optim.ASGD passes
+        # its step size so): its value is known only at run time, so it multiplies.
+        if alpha.shape:
+            raise ShapeError(f"alpha must be a number or a 0-d tensor, not a tensor of shape {list(alpha.shape)}")
+        dtype = b.dtype if is_tensor(b) else alpha.dtype
+        return binary(prims.mul, b, convert(alpha, dtype), dtype=dtype)
     if alpha == 1:
         return b
     if is_tensor(b):
