@@ -304,6 +304,26 @@ def _renorm_in_place(x, rows):
     return y + 1
 
 
+def _embedding_max_norm(ids, w):
+    before = w.sum()
+    out = F.embedding(ids, w, max_norm=1.0, padding_idx=-1)
+    return out, before, w.sum()
+
+
+def test_embedding_with_max_norm_writes_the_weight_in_place_as_torch_does():
+    # torch renormalises the rows it picks in the weight itself: the trace shows that
+    # write, so cse cannot merge the sums taken before and after it.
+    args = (torch.tensor([1, 2, 1]), torch.full((4, 3), 2.0))
+    text = check(_embedding_max_norm, *args, calls=("torch.embedding_renorm_",))
+    assert "ltorch.embedding(" in text
+    trace = trace_callable(_embedding_max_norm, args).trace
+    merged = cse(trace).trace
+    w = args[1].clone()
+    expected = _embedding_max_norm(args[0], args[1].clone())
+    for got, want in zip(compile_trace(merged)(args[0], w), expected, strict=True):
+        torch.testing.assert_close(got, want)
+
+
 def test_in_place_function_rebinds_the_users_tensor_and_survives_the_passes():
     args = (randn(5, 3) * 4, torch.tensor([0, 2]))
     text = check(_renorm_in_place, *args, calls=("torch.embedding_renorm_",))

@@ -22,6 +22,7 @@ from types import FrameType, FunctionType
 
 import numpy
 import torch
+import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 from tracecli.core.dims import Dim, DimEnv
@@ -425,6 +426,10 @@ class _Tracer:
         # Most calls have no keyword arguments: skip walking an empty dict.
         vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
         start = len(self.recorder.bsyms)
+        if func is F.embedding:
+            arguments = _bound(func, args, kwargs)
+            if arguments.get("max_norm") is not None:
+                return self._renormed_embedding(arguments)
         if kind == "ltorch" and "out" in vkwargs:
             # Without an `out=` tensor, the call is the plain form, which the adapter need
             # not know about.
@@ -465,6 +470,20 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
+
+    def _renormed_embedding(self, arguments: dict):
+        """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
+        renormalised in place in `w` (through a detached view of it), then the lookup."""
+        weight, ids = arguments["weight"], arguments["input"]
+        padding_idx = arguments.get("padding_idx")
+        if padding_idx is None:
+            padding_idx = -1
+        elif padding_idx < 0:
+            padding_idx += weight.shape[0]
+        with _Mode(self):
+            torch.embedding_renorm_(weight.detach(), ids.contiguous(), arguments["max_norm"],
+                                    arguments.get("norm_type", 2.0))
+            return torch.embedding(weight, ids, padding_idx)
 
     def _into_out(self, func, args: tuple, kwargs: dict):
         """`torch.maximum(a, b, out=c)` (torch's own Adam with amsgrad=True does it): the
@@ -590,6 +609,11 @@ def _library_reader(frame: FrameType | None) -> str | None:
 # dispatch, and Tensor's Python methods (`f"{loss:.3f}"` reads the value in
 # Tensor.__format__, at the user's request).
 _OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$")
+
+
+def _bound(func: Callable, args: tuple, kwargs: dict) -> dict:
+    """The arguments of a call of `func` by parameter name."""
+    return inspect.signature(func).bind(*args, **kwargs).arguments
 
 
 def _called_from(path_part: str) -> bool:

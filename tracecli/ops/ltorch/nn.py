@@ -73,8 +73,9 @@ def along(x, like, dim: int):
 def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                sparse=False):
     if max_norm is not None:
-        # Renormalises rows of the weight in place before the lookup: left to torch.
-        return opaque_symbol(F.embedding)(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+        # torch renormalises the rows the lookup picks, in place in the weight, first: the
+        # tracer spells that out as the program's own write (frontend/tracer.py).
+        return OPAQUE
     return embedding(input, weight, padding_idx)
 
 
