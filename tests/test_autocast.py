@@ -194,3 +194,20 @@ def test_an_unmodelled_call_under_cuda_autocast_without_cuda_is_refused(cli, tmp
     result = cli("trace", script, "--device", "cuda:0")
     assert result.exit_code == 2
     assert "amp_opaque.py:8: torch.conv_tbc is not modelled and runs under torch.autocast('cuda')" in result.output
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_result_that_cancels_is_judged_at_its_own_scale(dtype):
+    # `x + gelu(x @ w)` at bf16: near zero, a fused kernel and eager's op-by-op rounding
+    # differ by a step of the dtype at the operands' size, not by 1e-4.
+    torch.manual_seed(0)
+    x = torch.randn(64, 64, dtype=dtype)
+    w = torch.randn(64, 64, dtype=dtype) / 8
+    eager = x + torch.nn.functional.gelu(x @ w)
+    fused = (x.float() + torch.nn.functional.gelu(x.float() @ w.float())).to(dtype)
+    (check,) = compare_outputs(["out"], [eager], [fused], fused=True)
+    assert check.match, check
+    assert check.max_rel_error < 1.0  # relative to values above the absolute tolerance
+    # A real difference is still one.
+    (wrong,) = compare_outputs(["out"], [eager], [fused + 0.25], fused=True)
+    assert not wrong.match
