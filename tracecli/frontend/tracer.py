@@ -99,6 +99,9 @@ class TracedProgram:
     first_step: bool = False
     # What the report says beside the comparison (Python state the entry changed).
     notes: list = field(default_factory=list)
+    # Each optimizer state input (a momentum buffer) with its parameter's input name: its
+    # update is judged with that parameter's gradients.
+    state_params: dict = field(default_factory=dict)
 
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
@@ -156,6 +159,7 @@ class _Tracer:
         self.known: dict[int, TensorValue] = {}  # id(real tensor) -> the value it holds now
         self.real_of: dict[str, torch.Tensor] = {}  # value name -> the real tensor holding it
         self.homes: list[tuple[torch.Tensor, Callable]] = []  # captured tensor, how to find where it was found
+        self.state_params: dict[str, str] = {}  # optimizer state input -> its parameter's input name
         self.rereads: list[tuple[int, Callable, tuple]] = []  # see TracedProgram.rereads
         self.in_torch_call = 0
         self.aliasing = Aliasing()
@@ -241,6 +245,8 @@ class _Tracer:
         if unstrided:
             raise _error_at_user_line(unstrided)
         name = self.registry.take(hint)
+        if id(tensor) in self.training.state_of:
+            self.state_params[name] = self.training.state_of[id(tensor)]
         if reread:
             self.rereads.append((len(self.lifted), home, tensor_kind(tensor)))
         elif home is not None:
@@ -894,7 +900,8 @@ def trace_callable(
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
-                         tracer.rereads, tracer.training.settings, tracer.training.first_step)
+                         tracer.rereads, tracer.training.settings, tracer.training.first_step,
+                         state_params=tracer.state_params)
 
 
 def tensor_kind(tensor: object) -> tuple | None:

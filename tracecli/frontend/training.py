@@ -75,6 +75,7 @@ class Training:
         self.homes: list[tuple[object, Callable[[], object]]] = []
         self.settings: list[tuple[dict, str, object]] = []
         self.names: dict[int, tuple[str, Callable[[], object]]] = {}  # id(real tensor) -> its name and home
+        self.state_of: dict[int, str] = {}  # id(an optimizer's state tensor) -> its parameter's input name
         self.first_step = False  # an optimizer made its state in the trace
         self.untraced: dict[str, str] = {}  # a custom Function's output -> why its backward is not traced
         self.changed_settings: list[str] = []  # optimizer settings the traced call changed
@@ -286,6 +287,7 @@ class Training:
             for key, value in state.items():
                 if isinstance(value, torch.Tensor):
                     self.names[id(value)] = (f"{kind}_{key}_{leaf}", _state_home(optimizer, param, key))
+                    self.state_of[id(value)] = leaf
         for group in optimizer.param_groups:
             for key, value in group.items():
                 if isinstance(value, (bool, int, float, str, type(None))) or (

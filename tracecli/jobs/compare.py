@@ -413,13 +413,17 @@ def check_against_eager(
     written = written_inputs(program.trace)
     final = written_inputs(trace)
     grads = grads_set(trace) if training else {}
+    position = {v.name: i for i, v in enumerate(trace.inputs)}
     for i, value in enumerate(trace.inputs):
         if value.name in written:
             values = final.get(value.name) not in empty
             if training and values:
                 # Computed in half precision under autocast, an update carries its rounding.
                 working = working_dtypes(trace, [final.get(value.name)])[0]
-                left = (eager_grads[i], compiled_inputs[i].grad) if i in grads else None
+                # A parameter's update, or its optimizer state's (a momentum buffer), is
+                # judged with the parameter's gradients.
+                j = i if i in grads else position.get(program.state_params.get(value.name))
+                left = (eager_grads[j], compiled_inputs[j].grad) if j in grads else None
                 report.written.append(compare_update(value.name, before[i], eager_inputs[i], compiled_inputs[i], fused,
                                                      working, left))
             else:
