@@ -248,3 +248,27 @@ def test_a_split_by_a_size_read_from_a_tensor_keeps_it_symbolic(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert "ltorch.split(t0, w, dim=-1)" in result.stdout
     assert "1 trace for 2 calls; every call matches eager" in result.stdout
+
+
+STEP_WITH_A_STATIC_WEIGHT = """
+    import torch
+
+    w = torch.nn.Parameter(torch.ones(4))
+
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss.detach()
+"""
+
+
+def test_a_training_step_whose_weight_fixes_a_size_serves_every_other_size(cli, tmp_path):
+    # x * w makes x's width 4: the backward took that size as an argument, which is a
+    # number once the trace is finished, not a size to bind.
+    script = write(tmp_path, "step.py", STEP_WITH_A_STATIC_WEIGHT)
+    result = cli("run", f"{script}:step", "-i", "f32[b, 4]", "--sizes", "b=3", "--sizes", "b=5", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout
+    result = cli("run", f"{script}:step", "-i", "f32[3, 4]", "--dynamic", "--no-timing")
+    assert result.exit_code == 0, result.output

@@ -88,6 +88,8 @@ def sizes_read(bsym: BoundSymbol) -> set[str]:
     """The size symbols a bound symbol's arguments use, at every level of it. Sizes are
     bound once, at the top level: a subsymbol may read one its parent's arguments don't."""
     names = symbols_in(bsym.args) | symbols_in(tuple(v for _, v in bsym.kwargs))
+    # A size given as a value of its own (a backward region takes the sizes it uses so).
+    names |= symbols_in([v.value for v in values_in(bsym.args) if type(v) is NumberValue and v.is_size])
     for sub in bsym.subsymbols:
         names |= sizes_read(sub)
     return names
@@ -118,8 +120,13 @@ def substitute_sizes(trace: Trace, mapping: dict[str, int | Dim]) -> Trace:
         return new
 
     def fix_bsym(bsym: BoundSymbol) -> BoundSymbol:
+        args = map_values(fix, bsym.args)
+        if Tag.REGION in bsym.symbol.tags:
+            # A region takes values: a size it took that is now known to be a number is
+            # one no more (its members read the number).
+            args = tuple(a for a in args if not (type(a) is NumberValue and a.name in mapping and not a.is_size))
         return bsym.replace(
-            args=map_values(fix, bsym.args),
+            args=args,
             kwargs=tuple([(k, map_values(fix, v)) for k, v in bsym.kwargs]),
             output=map_values(fix, bsym.output),
             subsymbols=tuple([fix_bsym(s) for s in bsym.subsymbols]),
