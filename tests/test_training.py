@@ -58,6 +58,13 @@ def _checked(job):
     return report, {w.name for w in report.written}, {g.name for g in report.gradients}
 
 
+def assert_matches_eager(cli, target: str, *options: str) -> None:
+    """`tracecli run TARGET` exits 0, and its JSON says every compared call matches."""
+    result = cli("run", target, *options, "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+
+
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_an_optimizer_step_matches_eager(tmp_path, name):
     path = write(tmp_path, "step.py", STEP.replace("{optimizer}", OPTIMIZERS[name]))
@@ -377,9 +384,7 @@ def test_amsgrad_and_a_returned_view_of_the_weights_match_eager(cli, tmp_path, e
         def sample_inputs(device):
             return (torch.randn(3),)
     """)
-    result = cli("run", f"{path}:step", "--executor", executor, "--no-timing", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    assert_matches_eager(cli, f"{path}:step", "--executor", executor)
 
 
 def test_a_parameter_frozen_between_steps_gets_a_trace_that_leaves_it_alone(cli, tmp_path):
@@ -406,9 +411,7 @@ def test_a_parameter_frozen_between_steps_gets_a_trace_that_leaves_it_alone(cli,
                 step(torch.ones(3))
             assert torch.allclose(w, torch.full((3,), 0.3)), w  # seven steps of 0.1
     """)
-    result = cli("run", f"{path}:step", "--no-timing", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    assert_matches_eager(cli, f"{path}:step")
 
 
 @pytest.mark.parametrize("executor", ["torch", "prims"])
@@ -435,9 +438,7 @@ def test_a_broadcast_gradient_is_left_as_a_grad_of_its_own_memory(cli, tmp_path,
                 assert b.grad.stride() == (1,), b.grad.stride()
             assert torch.allclose(b, torch.full((3,), -0.6)), b
     """)
-    result = cli("run", f"{path}:step", "--executor", executor, "--no-timing", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    assert_matches_eager(cli, f"{path}:step", "--executor", executor)
 
 
 def test_a_value_read_inside_torchs_own_optimizer_names_that_code_not_the_users(cli, tmp_path):
@@ -476,9 +477,7 @@ def test_x_add_y_with_a_0d_tensor_alpha_multiplies_by_it(cli, tmp_path):
         def sample_inputs(device):
             return torch.randn(3), torch.randn(3), torch.tensor(0.5)
     """)
-    result = cli("run", str(path), "--no-timing", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    assert_matches_eager(cli, str(path))
 
 
 @pytest.mark.parametrize("optimizer", ["RMSprop(model.parameters(), lr=1e-2, momentum=0.9)",
@@ -509,9 +508,7 @@ def test_an_optimizers_state_for_a_rounding_level_gradient_is_judged_with_that_g
             for _ in range(3):
                 train_step(x)
     """)
-    result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["match"] is True
+    assert_matches_eager(cli, f"{path}:train_step")
 
 
 def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
