@@ -74,26 +74,10 @@ def _plan(trace: Trace) -> dict[str, str]:
             continue
         output = bsym.output
         if type(output) is TensorValue and len(hints) == 1:
-            # One output and one hint for it, as most calls have: no tree to walk, and
-            # `take` written out.
+            # One output and one hint for it, as most calls have: no tree to walk.
             value, var = hints[0]
-            if value != output.name or value in sized:
-                continue
-            legal = spelled.get(var)
-            if legal is None:
-                legal = spelled[var] = sanitize(var)
-            if legal in claimed:
-                later = versions.get(legal)
-                if later is None:
-                    versions[legal] = [value]
-                else:
-                    later.append(value)
-            else:
-                claimed.add(legal)
-                if legal != value:
-                    final[value] = legal
-                else:
-                    kept.add(value)
+            if value == output.name and value not in sized:
+                take(value, var)
         else:
             outputs = {o.name for o in values_in(output)}
             named = set(sized)
