@@ -511,6 +511,34 @@ def test_an_optimizers_state_for_a_rounding_level_gradient_is_judged_with_that_g
     assert_matches_eager(cli, f"{path}:train_step")
 
 
+@pytest.mark.parametrize("executor", ["torch", "prims"])
+def test_gradients_accumulated_over_calls_stay_in_the_same_grad_tensor(cli, tmp_path, executor):
+    # No zero_grad: autograd adds into the .grad already there, in place; a reference to
+    # it taken after the first call sees every later call's gradient.
+    path = write(tmp_path, "accumulate.py", """
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(3))
+
+
+        def micro_step(x):
+            loss = (w * x).square().mean()
+            loss.backward()
+            return loss.detach()
+
+
+        if __name__ == "__main__":
+            x = torch.tensor([1.0, 2.0, 3.0])
+            micro_step(x)
+            g = w.grad
+            for i in range(5):
+                micro_step(x)
+                assert g is w.grad, "the .grad tensor was replaced"
+            assert torch.allclose(g, 6 * torch.tensor([2.0, 8.0, 18.0]) / 3)
+    """)
+    assert_matches_eager(cli, f"{path}:micro_step", "--executor", executor)
+
+
 def test_each_call_a_trace_serves_sets_the_modes_the_step_sets(cli, tmp_path):
     # The trace runs only the tensor ops: after a served step the model must still be in
     # the train mode the step put it in, as after eager's. The fifth call is the first one

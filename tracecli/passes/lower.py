@@ -68,10 +68,16 @@ def lower(trace: Trace, depth: float = math.inf) -> PassResult:
     output = lowered.output
     if write_backs:
         # What the program returns of an input it wrote in place (`x.add_(1); return x`)
-        # is that input, as in eager, written back: not a copy of its values.
+        # is that input, as in eager, written back: not a copy of its values. So is a
+        # `.grad` a step accumulated into in place: the same tensor stays the `.grad`.
         inputs = {v.name: v for v in trace.inputs}
         versions = input_versions(trace)
-        output = map_values(lambda v: inputs[versions[v.name]] if v.name in versions else v, output)
+
+        def as_input(value):
+            return inputs[versions[value.name]] if value.name in versions else value
+
+        output = map_values(as_input, output)
+        out = [b.replace(args=map_values(as_input, b.args)) if b.symbol is prims.set_grad else b for b in out]
     return PassResult(lowered.replace(bsyms=(*out, *write_backs), output=output), True, {"lowered": replaced})
 
 
