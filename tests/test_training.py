@@ -464,6 +464,27 @@ def test_a_value_read_inside_torchs_own_optimizer_names_that_code_not_the_users(
     assert_user_error(cli("run", str(path)), "radam.py:11", "torch.optim.radam.", "reads it, which is library code")
 
 
+def test_an_unmodelled_call_inside_torchs_optimizer_names_the_optimizers_code(cli, tmp_path):
+    path = write(tmp_path, "foreach.py", """
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(3))
+        opt = torch.optim.Adam([w], lr=0.1, foreach=True)
+
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            return w.detach().clone()
+
+
+        def sample_inputs(device):
+            return (torch.randn(3),)
+    """)
+    assert_user_error(cli("run", str(path)), "foreach.py:11", "torch.optim.adam.", "foreach=False")
+
+
 def test_x_add_y_with_a_0d_tensor_alpha_multiplies_by_it(cli, tmp_path):
     # torch.optim.ASGD passes its step size so; eager reads the number the tensor holds.
     path = write(tmp_path, "alpha.py", """

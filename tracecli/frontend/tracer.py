@@ -339,7 +339,13 @@ class _Tracer:
         try:
             return self.recorder.record(sym, args, kwargs)
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
-            raise _error_at_user_line(str(exc)) from exc
+            problem = str(exc).rstrip(".")
+            if isinstance(exc, OpaqueCallError) and (reader := _library_reader(sys._getframe(1))) is not None:
+                # The call is library code's (torch.optim's foreach=True path): what to
+                # change is how that code is used, not the user's line.
+                problem += (f"; it is called by {reader}, which is library code: use it in a form that calls "
+                            "modelled ops (an optimizer's foreach=False), or outside the traced function")
+            raise _error_at_user_line(problem) from exc
 
     def on_dim_arith(self, op: str, dim: Dim, other, reflected: bool):
         """`x + n`, `n * x`, ... with n a size: the tensor's operator with the symbol as its
