@@ -272,3 +272,25 @@ def test_a_training_step_whose_weight_fixes_a_size_serves_every_other_size(cli, 
     assert "1 trace for 2 calls; every call matches eager" in result.stdout
     result = cli("run", f"{script}:step", "-i", "f32[3, 4]", "--dynamic", "--no-timing")
     assert result.exit_code == 0, result.output
+
+
+PADDED_TARGETS = """
+    import torch
+    import torch.nn.functional as F
+
+
+    def loss_fn(logits, y):
+        return F.cross_entropy(logits, y, ignore_index=-100)
+
+
+    def sample_inputs(device):
+        return torch.randn(4, 3), torch.tensor([0, 2, -100, 1])
+"""
+
+
+def test_integer_inputs_at_new_sizes_are_drawn_among_the_examples_values(cli, tmp_path):
+    # A number between -100 and 2 is no class and no ignored target: eager refuses it.
+    script = write(tmp_path, "padded.py", PADDED_TARGETS)
+    result = cli("run", script, "--dynamic", "--sizes", "s0=9", "--sizes", "s0=17", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "every call matches eager" in result.stdout

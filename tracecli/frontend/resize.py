@@ -1,6 +1,6 @@
 """Inputs for a call at new sizes: the example call's arguments with each symbolic dim
-resized, values drawn like the example's (same dtype and device; integers within the
-example's range, so token ids stay valid ids)."""
+resized, values drawn like the example's (same dtype and device; integers among the
+example's own values, so token ids and class targets, -100 included, stay valid)."""
 
 from __future__ import annotations
 
@@ -77,10 +77,11 @@ def like(example: torch.Tensor, shape: tuple[int, ...], generator: torch.Generat
     elif dtype.is_floating_point or dtype.is_complex:
         out = torch.randn(shape, generator=generator, dtype=dtype if dtype.is_complex else torch.float32)
     else:
-        if example.numel():
-            low, high = int(example.min()), int(example.max())
-        else:
-            low, high = 0, 1
-        out = torch.randint(low, high + 1, shape, generator=generator, dtype=torch.int64)
+        # Drawn from the example's own values: class targets with an ignore_index (-100)
+        # and token ids stay valid, where a number between the two would not be.
+        seen = example.detach().flatten().cpu().to(torch.int64)
+        if not seen.numel():
+            seen = torch.tensor([0, 1])
+        out = seen[torch.randint(0, seen.numel(), shape, generator=generator)]
     out = out.to(dtype=dtype, device=device)
     return out.requires_grad_(example.requires_grad) if out.is_floating_point() else out
