@@ -92,6 +92,20 @@ def test_json_diff(cli):
     assert kinds <= {" ", "~", "-", "+"}
 
 
+def test_saved_stages_draw_indices_among_the_traced_calls_values(cli, tmp_path):
+    # table[ids] with a 4-row table: ids drawn from 0..9 would run out of bounds.
+    script = tmp_path / "lookup.py"
+    script.write_text(
+        "import torch\n\n\ndef f(table, ids):\n    return table[ids]\n\n\n"
+        "def sample_inputs(device):\n    return torch.randn(4, 8), torch.tensor([0, 3, 1])\n"
+    )
+    out = tmp_path / "stages"
+    assert diff(cli, str(script), "-p", "dce", "--save", str(out)).exit_code == 0
+    for seed in ("0", "1", "2"):
+        again = cli("run", str(out / "01-dce.py"), "--seed", seed, "--no-timing")
+        assert again.exit_code == 0, again.output
+
+
 def test_save_writes_runnable_files_and_a_report(cli, tmp_path):
     out = tmp_path / "stages"
     result = diff(cli, "sample_programs/seed_cse.py", "-p", "dce,cse,rename", "--save", str(out))

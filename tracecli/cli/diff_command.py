@@ -67,7 +67,7 @@ def diff(
                 check_saveable(call.grad_stages)
             for i, (call, per_call) in enumerate(zip(job.calls, report.per_call, strict=True)):
                 folder = save if len(job.calls) == 1 else os.path.join(save, f"call-{i + 1}")
-                save_stages(folder, call.stages, levels, per_call)
+                save_stages(folder, call.stages, levels, per_call, call.program.inputs)
                 if call.grad_stages:  # the backward's stages beside the forward's
                     save_stages(os.path.join(folder, "backward"), call.grad_stages, levels,
                                 per_call.get("backward", {}))

@@ -17,6 +17,8 @@ import re
 import shutil
 import tempfile
 
+import torch
+
 from tracecli.core.bindings import Bindings, path_of
 from tracecli.core.errors import UserError
 from tracecli.core.printing import format_constant, format_trace
@@ -28,10 +30,23 @@ from tracecli.ops.torch_bridge import sample_code
 from tracecli.ops.torch_paths import user_defined_op
 
 
-def _make_input(value) -> str:
+def _make_input(value, example: object = None) -> str:
     if not isinstance(value, TensorValue):
         return format_constant(value.value)
-    return sample_code(value.dtype, format_constant(tuple(value.shape)), "device")
+    shape = format_constant(tuple(value.shape))
+    if (isinstance(example, torch.Tensor) and example.dtype in _INDEX_DTYPES and example.numel()
+            and tuple(example.shape) == tuple(value.shape)):
+        # Indices, ids and class targets: drawn among the traced call's own values, which
+        # index what they index (`table[ids]`), where any ten numbers might not.
+        seen = torch.unique(example.detach().cpu()).tolist()
+        if len(seen) <= _MOST_VALUES_KEPT:
+            return (f"torch.tensor({seen}, dtype=torch.{value.dtype.name})"
+                    f"[torch.randint(0, {len(seen)}, {shape})].to(device)")
+    return sample_code(value.dtype, shape, "device")
+
+
+_INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+_MOST_VALUES_KEPT = 64  # more distinct values than this: drawn as any integer tensor is
 
 
 def _region_functions(trace: Trace) -> list[str]:
@@ -68,12 +83,14 @@ def _rebuilt_objects(trace: Trace) -> list[str]:
     return ["from tracecli.ops.opaque import under_autocast", "", *lines, "", ""] if lines else []
 
 
-def trace_file(trace: Trace, depth: float) -> str:
+def trace_file(trace: Trace, depth: float, examples: list | None = None) -> str:
+    """`examples`: the traced call's inputs, one per trace input, when they are at hand."""
     lines = [script_header(), "", *_region_functions(trace), *_rebuilt_objects(trace),
              format_trace(trace, depth).rstrip("\n"), "", ""]
     lines.append("def sample_inputs(device):")
     lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
-    args = [_make_input(v) for v in trace.inputs]
+    examples = examples if examples is not None and len(examples) == len(trace.inputs) else [None] * len(trace.inputs)
+    args = [_make_input(v, e) for v, e in zip(trace.inputs, examples, strict=True)]
     lines.append(f"    return ({', '.join(args)}{',' if len(args) == 1 else ''})")
     lines += ["", "", 'if __name__ == "__main__":', f"    print({trace.name}(*sample_inputs({trace.info.device!r})))", ""]
     return "\n".join(lines)
@@ -124,8 +141,9 @@ def _remove_earlier_stages(directory: str, keep: set[str]) -> None:
             os.remove(os.path.join(directory, name))
 
 
-def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]:
-    """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`."""
+def save_stages(directory: str, stages, depth: float, report: dict, examples: list | None = None) -> list[str]:
+    """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`.
+    `examples`: the traced call's inputs, whose integer values the sample inputs keep."""
     check_saveable(stages)
     names = [f"{i:02d}-{stage.name.replace(':', '-')}.py" for i, stage in enumerate(stages)]
     parent = os.path.dirname(os.path.abspath(directory)) or "."
@@ -134,7 +152,7 @@ def save_stages(directory: str, stages, depth: float, report: dict) -> list[str]
     try:
         for name, stage in zip(names, stages, strict=True):
             with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
-                f.write(trace_file(stage.trace, depth))
+                f.write(trace_file(stage.trace, depth, examples))
         with open(os.path.join(staging, "report.json"), "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
