@@ -106,6 +106,21 @@ def test_saved_stages_draw_indices_among_the_traced_calls_values(cli, tmp_path):
         assert again.exit_code == 0, again.output
 
 
+def test_a_saved_stage_of_a_write_through_a_view_traces_again(cli, tmp_path):
+    # `x[0] += 1` is saved as the view's in-place add and its put-back `setitem_(t0, 0,
+    # t4)`, whose value is the very view written: traced again, nothing to refuse.
+    script = tmp_path / "view_write.py"
+    script.write_text(
+        "import torch\n\n\ndef f(x):\n    x = x.clone()\n    x[0] += 1\n    x[:, 1].mul_(2)\n    return x\n\n\n"
+        "def sample_inputs(device):\n    return (torch.randn(2, 3),)\n"
+    )
+    out = tmp_path / "stages"
+    assert diff(cli, str(script), "-p", "dce", "--save", str(out)).exit_code == 0
+    for executor in ("torch", "prims"):
+        again = cli("run", str(out / "00-initial.py"), "--executor", executor, "--no-timing")
+        assert again.exit_code == 0, again.output
+
+
 def test_save_writes_runnable_files_and_a_report(cli, tmp_path):
     out = tmp_path / "stages"
     result = diff(cli, "sample_programs/seed_cse.py", "-p", "dce,cse,rename", "--save", str(out))

@@ -281,6 +281,10 @@ class _Tracer:
         # Called by user code directly (a saved trace traced again): it holds proxies.
         if len(self.recorder.scopes) == 1 and not self.in_torch_call:
             vargs, vkwargs = self.to_values(args), self.to_values(kwargs)
+            if sym is ltorch.setitem_ and _puts_back(self.aliasing, vargs):
+                # `t8 = ltorch.setitem_(t0, 0, t4)` with t4 the view t0[0] written in place
+                # (`x[0] += 1` traced): the write already reached t0, which this stands for.
+                return args[0]
             start = len(self.recorder.bsyms)
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)
