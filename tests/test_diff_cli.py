@@ -92,32 +92,24 @@ def test_json_diff(cli):
     assert kinds <= {" ", "~", "-", "+"}
 
 
-def test_saved_stages_draw_indices_among_the_traced_calls_values(cli, tmp_path):
-    # table[ids] with a 4-row table: ids drawn from 0..9 would run out of bounds.
-    script = tmp_path / "lookup.py"
-    script.write_text(
-        "import torch\n\n\ndef f(table, ids):\n    return table[ids]\n\n\n"
-        "def sample_inputs(device):\n    return torch.randn(4, 8), torch.tensor([0, 3, 1])\n"
-    )
-    out = tmp_path / "stages"
-    assert diff(cli, str(script), "-p", "dce", "--save", str(out)).exit_code == 0
-    for seed in ("0", "1", "2"):
-        again = cli("run", str(out / "01-dce.py"), "--seed", seed, "--no-timing")
-        assert again.exit_code == 0, again.output
-
-
-def test_a_saved_stage_of_a_write_through_a_view_traces_again(cli, tmp_path):
+@pytest.mark.parametrize(("body", "sample", "runs"), [
+    # table[ids] with a 4-row table: ids drawn from 0..9 would run out of bounds; they
+    # are drawn among the traced call's own.
+    ("return table[ids]", "torch.randn(4, 8), torch.tensor([0, 3, 1])",
+     [("--seed", "0"), ("--seed", "1"), ("--seed", "2")]),
     # `x[0] += 1` is saved as the view's in-place add and its put-back `setitem_(t0, 0,
     # t4)`, whose value is the very view written: traced again, nothing to refuse.
-    script = tmp_path / "view_write.py"
-    script.write_text(
-        "import torch\n\n\ndef f(x):\n    x = x.clone()\n    x[0] += 1\n    x[:, 1].mul_(2)\n    return x\n\n\n"
-        "def sample_inputs(device):\n    return (torch.randn(2, 3),)\n"
-    )
+    ("x = table.clone()\n    x[0] += 1\n    x[:, 1].mul_(ids)\n    return x", "torch.randn(2, 3), 2",
+     [("--executor", "torch"), ("--executor", "prims")]),
+])
+def test_saved_stages_run_again(cli, tmp_path, body, sample, runs):
+    script = tmp_path / "stage.py"
+    script.write_text(f"import torch\n\n\ndef f(table, ids):\n    {body}\n\n\n"
+                      f"def sample_inputs(device):\n    return {sample}\n")
     out = tmp_path / "stages"
     assert diff(cli, str(script), "-p", "dce", "--save", str(out)).exit_code == 0
-    for executor in ("torch", "prims"):
-        again = cli("run", str(out / "00-initial.py"), "--executor", executor, "--no-timing")
+    for options in runs:
+        again = cli("run", str(out / "01-dce.py"), *options, "--no-timing")
         assert again.exit_code == 0, again.output
 
 

@@ -441,14 +441,19 @@ def test_a_broadcast_gradient_is_left_as_a_grad_of_its_own_memory(cli, tmp_path,
     assert_matches_eager(cli, f"{path}:step", "--executor", executor)
 
 
-def test_a_value_read_inside_torchs_own_optimizer_names_that_code_not_the_users(cli, tmp_path):
-    # RAdam's step branches on a tensor's value: the advice is about where it runs, not
-    # about rewriting the user's line.
-    path = write(tmp_path, "radam.py", """
+@pytest.mark.parametrize(("optimizer", "fragments"), [
+    # RAdam's step branches on a tensor's value.
+    ("RAdam([w], lr=0.1)", ("torch.optim.radam.", "reads it, which is library code")),
+    # Adam's foreach path calls torch._foreach_* ops no meta tensor runs.
+    ("Adam([w], lr=0.1, foreach=True)", ("torch.optim.adam.", "foreach=False")),
+])
+def test_what_torchs_own_optimizer_cannot_trace_names_that_code_not_the_users(cli, tmp_path, optimizer, fragments):
+    # The advice is about the library code and how to use it, not about the user's line.
+    path = write(tmp_path, "opt.py", f"""
         import torch
 
         w = torch.nn.Parameter(torch.ones(3))
-        opt = torch.optim.RAdam([w], lr=0.1)
+        opt = torch.optim.{optimizer}
 
 
         def step(x):
@@ -461,28 +466,7 @@ def test_a_value_read_inside_torchs_own_optimizer_names_that_code_not_the_users(
         def sample_inputs(device):
             return (torch.randn(3),)
     """)
-    assert_user_error(cli("run", str(path)), "radam.py:11", "torch.optim.radam.", "reads it, which is library code")
-
-
-def test_an_unmodelled_call_inside_torchs_optimizer_names_the_optimizers_code(cli, tmp_path):
-    path = write(tmp_path, "foreach.py", """
-        import torch
-
-        w = torch.nn.Parameter(torch.ones(3))
-        opt = torch.optim.Adam([w], lr=0.1, foreach=True)
-
-
-        def step(x):
-            opt.zero_grad()
-            (w * x).sum().backward()
-            opt.step()
-            return w.detach().clone()
-
-
-        def sample_inputs(device):
-            return (torch.randn(3),)
-    """)
-    assert_user_error(cli("run", str(path)), "foreach.py:11", "torch.optim.adam.", "foreach=False")
+    assert_user_error(cli("run", str(path)), "opt.py:11", *fragments)
 
 
 def test_x_add_y_with_a_0d_tensor_alpha_multiplies_by_it(cli, tmp_path):
