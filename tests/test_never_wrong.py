@@ -454,7 +454,8 @@ def test_later_calls_a_trace_serves_are_compared_with_eager_too(cli, tmp_path):
     """)
     result = cli("run", f"{script}:f", "--depth", "0", "--no-timing")
     assert result.exit_code == 1, result.output
-    assert "calls 3-5, 9 reused this trace and differ from eager" in result.stdout
+    assert "calls 3-5, 9 reused this trace and differ from eager: if something it holds" in result.stdout
+    assert "if nothing did, the trace is wrong for these calls" in result.stdout  # a guess, said as one
     assert "1 more call with this trace matches eager" in result.stdout  # call 2
     data = json.loads(cli("run", f"{script}:f", "--format", "json").stdout)
     assert [r["call"] for r in data["calls"][0]["rechecks"]] == [2, 3, 4, 5, 9]

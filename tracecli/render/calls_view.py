@@ -118,9 +118,10 @@ def print_job(console: Console, job: JobResult, depth: float, *, all_traces: boo
         later = sorted(number + 1 for c in group.calls for number, report in c.rechecks.items() if not report.match)
         if later:
             why = ("the note above says why" if any(c.program.notes for c in group.calls) else
-                   "something it holds as a constant changed since it was made (a Python number where the guards do "
-                   "not look, such as an attribute three objects deep); pass such a number to the "
-                   "entry as an argument, and each value gets a trace of its own")
+                   "if something it holds as a constant changed since it was made (a Python number where the "
+                   "guards do not look, such as an attribute three objects deep), pass such a number to the "
+                   "entry as an argument, and each value gets a trace of its own; if nothing did, the trace is "
+                   "wrong for these calls")
             console.print(f"call{'s' if len(later) > 1 else ''} {call_numbers([n - 1 for n in later])} reused this "
                           f"trace and differ from eager: {why}", soft_wrap=True, markup=False)
 
