@@ -103,6 +103,11 @@ class TracedProgram:
     # update is judged with that parameter's gradients.
     state_params: dict = field(default_factory=dict)
 
+    @property
+    def state(self) -> list:
+        """The real state the trace reads: the module's tensors and the captured ones."""
+        return self.inputs[len(self.inputs) - self.n_state:] if self.n_state else []
+
     def inputs_for(self, args: tuple, kwargs: dict) -> list:
         """The compiled trace's arguments for a new call of the entry with `args`."""
         bound = bind_entry(self.fn, args, kwargs)
@@ -439,13 +444,13 @@ class _Tracer:
         if kind == "unsupported-inplace":
             name = getattr(func, "__name__", str(func))
             raise _error_at_user_line(f"in-place Tensor.{name} is not traced yet; write it out of place")
-        # Most calls have no keyword arguments: skip walking an empty dict.
-        vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
-        start = len(self.recorder.bsyms)
         if func is F.embedding:
             arguments = _bound(func, args, kwargs)
             if arguments.get("max_norm") is not None:
                 return self._renormed_embedding(arguments)
+        # Most calls have no keyword arguments: skip walking an empty dict.
+        vargs, vkwargs = self._positional_values(args), self.to_values(kwargs) if kwargs else kwargs
+        start = len(self.recorder.bsyms)
         if kind == "ltorch" and "out" in vkwargs:
             # Without an `out=` tensor, the call is the plain form, which the adapter need
             # not know about.

@@ -374,7 +374,7 @@ def check_against_eager(
     was after every eager run, so checking a call changes nothing the script can see.
     `inputs`: the compiled trace's arguments for this call, when it is not the call the
     trace was made from (a symbolic trace serving new sizes)."""
-    state = program.inputs[len(program.inputs) - program.n_state :] if program.n_state else []
+    state = program.state
     saved = [_clone(t) for t in state]
     torch.manual_seed(seed)
     args, kwargs = _clone(eager_args), _clone(eager_kwargs)

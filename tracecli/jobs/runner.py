@@ -491,10 +491,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             # Whether the trace runs a backward of its own: asked once, not on every call it serves.
             found = (compiled, program, call, trains(call.final), modes_set)
             checks = size_check(program.trace) if dims is not None else None
-            state = program.inputs[len(program.inputs) - program.n_state:] if program.n_state else []
             guard = replace(found_state, scalars=found_state.scalars + list(program.settings),
                             homes=list(program.homes), rereads=[(home, kind) for _, home, kind in program.rereads],
-                            grad_needs=[(t, t.requires_grad) for t in state if isinstance(t, torch.Tensor)])
+                            grad_needs=[(t, t.requires_grad) for t in program.state if isinstance(t, torch.Tensor)])
             made.append((guard, checks, *found))
         compiled, program, call, training, modes_set = found
         call.served.append(number)
