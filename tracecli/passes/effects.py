@@ -17,6 +17,8 @@ def has_effect(bsym: BoundSymbol) -> bool:
     """Effects are pinned: in the symbol's own tags or anywhere in its decomposition."""
     if bsym.symbol.tags & EFFECT_TAGS:
         return True
+    # `parts` read as it is, not through `restated_by`: this runs for every bound symbol
+    # a dce or cse pass meets.
     parts = bsym.parts
     if type(parts) is not tuple:
         return bool(parts.tags & EFFECT_TAGS)  # restated by one primitive: its tags say
@@ -31,13 +33,12 @@ def overwritten(bsyms) -> set[str]:
     stack = list(bsyms)  # order does not matter: a plain stack is cheaper than `walk`
     while stack:
         bsym = stack.pop()
-        if Tag.INPLACE in bsym.symbol.tags:
-            names.update(v.name for v in bsym.arg_values())
         parts = bsym.parts
-        if type(parts) is tuple:
-            stack.extend(parts)
-        elif Tag.INPLACE in parts.tags:  # restated by an in-place primitive: same arguments
+        restated = type(parts) is not tuple  # by one primitive, on the call's own arguments
+        if Tag.INPLACE in bsym.symbol.tags or (restated and Tag.INPLACE in parts.tags):
             names.update(v.name for v in bsym.arg_values())
+        if not restated:
+            stack.extend(parts)
     return names
 
 

@@ -78,8 +78,8 @@ def _rebuilt(obj: object) -> str | None:
 
 
 def _rebuilt_objects(trace: Trace) -> list[str]:
-    bindings = Bindings.for_trace(trace)
-    lines = [f"{name} = {_rebuilt(obj)}" for name, obj in bindings.bound.items() if _rebuilt(obj) is not None]
+    rebuilt = {name: _rebuilt(obj) for name, obj in Bindings.for_trace(trace).bound.items()}
+    lines = [f"{name} = {expression}" for name, expression in rebuilt.items() if expression is not None]
     return ["from tracecli.ops.opaque import under_autocast", "", *lines, "", ""] if lines else []
 
 
