@@ -122,6 +122,7 @@ EXPECTED_FAMILIES = _by_name({
     "inplace": "add_ sub_ mul_ div_ copy_ set_data_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
+    "state": "store_item store_attr store_cell store_extend",
 })
 EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
@@ -156,6 +157,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "conv": "convolution convolution_transpose",
     "checks": "check_all",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
+    "state": "store_item store_attr store_cell store_extend",
 })
 
 
