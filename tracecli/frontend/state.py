@@ -141,6 +141,8 @@ class _Holder:
     def place(self, key: object, kind: str | None = None) -> Place:
         name = "_".join(self.parts)
         kind = kind or self.kind
+        if kind == "modules":
+            kind = "attr"
         if kind == "cell":
             return Place("cell", self.owner, None, self.backing, self.path, name or "cell", self.argument)
         if kind == "tail":
@@ -168,7 +170,7 @@ class StateWatch:
     def __init__(self, roots: list[tuple[object, str, str | None]], globals_: dict | None = None,
                  originals: dict[int, object] | None = None):
         self.holders: list[_Holder] = []
-        self.tensors: dict[int, Place] = {}  # id(tensor) -> a place it was found in
+        self._tensors: dict[int, tuple[_Holder, object]] = {}  # id(tensor) -> (holder, key) it was found in
         self.originals = originals or {}
         seen: set[int] = set()
         queue: deque = deque((obj, name, (name,) if name else (), 0, argument) for obj, name, argument in roots)
@@ -198,7 +200,7 @@ class StateWatch:
             if value is MISSING or (global_names and isinstance(key, str) and key.startswith("__")):
                 continue
             if isinstance(value, torch.Tensor):
-                self.tensors.setdefault(id(value), holder.place(key))
+                self._tensors.setdefault(id(value), (holder, key))
                 continue
             if not _looked_into(value) or (depth >= DEPTH and not isinstance(value, torch.nn.Module)):
                 continue
@@ -208,12 +210,17 @@ class StateWatch:
                 path, parts = holder.place(key).path, (*holder.parts, _part(key))
             queue.append((value, path, parts, depth, holder.argument))
 
+    def place_of(self, tensor: torch.Tensor) -> Place | None:
+        """A place the tensor was found in, before the call."""
+        found = self._tensors.get(id(tensor))
+        return found[0].place(found[1]) if found is not None else None
+
     def writes(self) -> list[StateWrite]:
         """Every slot the call set to something that holds a traced tensor, in the order
         the state was looked at; a slot of a copied argument as the caller's own."""
         found = []
         for holder in self.holders:
-            if holder.kind == "tuple":
+            if holder.kind in ("tuple", "modules"):
                 continue
             if holder.kind == "cell":
                 now = _cell_contents(holder.backing)
@@ -338,12 +345,13 @@ def _list_writes(holder: _Holder) -> list[StateWrite]:
 
 def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None) -> list[_Holder]:
     if isinstance(obj, torch.nn.Module):
-        # Its attributes live in four dicts: its own, its parameters, its buffers and its
-        # submodules (looked into in turn).
+        # Its attributes live in four dicts: its own, its parameters and buffers (a tensor
+        # set where one was goes there), and its submodules (looked into in turn).
         own = vars(obj)
-        return [_Holder("attr", obj, own[store], path, parts, argument) for store in ("_parameters", "_buffers",
-                                                                                     "_modules")] + [
-            _Holder("attr", obj, own, path, parts, argument, skip=_MODULE_INTERNALS)]
+        holders = [_Holder("attr", obj, own[store], path, parts, argument) for store in ("_parameters", "_buffers")
+                   if own[store]]
+        return [*holders, _Holder("attr", obj, own, path, parts, argument, skip=_MODULE_INTERNALS),
+                _Holder("modules", obj, own["_modules"], path, parts, argument)]
     if isinstance(obj, CellType):
         return [_Holder("cell", obj, obj, path, parts, argument)]
     if isinstance(obj, FunctionType):

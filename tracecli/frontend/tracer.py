@@ -770,7 +770,7 @@ def _captured_name(tensor: torch.Tensor, state: StateWatch | None = None) -> tup
             if owned is tensor:
                 return f"{name}.{qualname}", lambda module=module, qualname=qualname: _owned(module, qualname)
     # Kept in the program's state (a cache a layer filled on an earlier call): named after it.
-    place = state.tensors.get(id(tensor)) if state is not None else None
+    place = state.place_of(tensor) if state is not None else None
     if place is not None:
         return place.value_name, place.read
     return local_name or "captured", None
