@@ -334,3 +334,33 @@ def test_state_the_trace_cannot_keep_right_is_refused_at_its_line(cli, tmp_path,
     result = cli("run", path)
     assert result.exit_code == 2, result.output
     assert f"refused.py:{line}: {message}" in result.output
+
+
+KEPT = """
+    import torch
+
+    kept = {}
+
+
+    def f(x, w):
+        h = torch.tanh(x @ w)
+        kept["h"] = h
+        return h.sum()
+
+
+    def sample_inputs(device):
+        return (torch.randn(3, 4), torch.randn(4, 2, requires_grad=True))
+"""
+
+
+@pytest.mark.parametrize("options", [("--grad",), ("--dynamic",), ("-p", "dce,cse,rename,renumber,fuse,lower")],
+                         ids=["grad", "dynamic", "passes"])
+def test_state_writes_with_gradients_symbolic_sizes_and_passes(cli, tmp_path, options):
+    path = write(tmp_path, "kept.py", KEPT)
+    result = cli("run", path, *options, "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["match"] is True
+    text = report["calls"][0]["trace"]["text"]
+    assert 'store_item(kept, "h", ' in text
+    assert [row["name"] for row in report["calls"][0]["result"]["state"]] == ["kept['h']"]

@@ -90,6 +90,9 @@ no_gradient(prims.uniform, prims.normal, prims.bernoulli, prims.randint, prims.r
             ltorch.rand_like, ltorch.randn_like, ltorch.randint_like)
 # What the user detached passes no gradient back, whatever it is made of.
 no_gradient(ltorch.detach)
+# A store into Python state makes nothing a gradient could flow through.
+no_gradient(ltorch.store_item, ltorch.store_attr, ltorch.store_cell, ltorch.store_extend,
+            prims.store_item, prims.store_attr, prims.store_cell, prims.store_extend)
 
 
 @backward(ltorch.set_data_)
