@@ -29,6 +29,7 @@ import dataclasses
 import inspect
 from collections import deque
 from types import BuiltinFunctionType, CellType, FunctionType, MethodType, ModuleType
+from typing import NamedTuple
 
 import torch
 
@@ -216,27 +217,20 @@ class StateWatch:
         return found[0].place(found[1]) if found is not None else None
 
     def writes(self) -> list[StateWrite]:
-        """Every slot the call set to something that holds a traced tensor, in the order
-        the state was looked at; a slot of a copied argument as the caller's own."""
+        """Every slot the call changed (set, added to, emptied), in the order the state
+        was looked at; a slot of a copied argument as the caller's own."""
         found = []
         for holder in self.holders:
             if holder.kind in ("tuple", "modules"):
                 continue
             if holder.kind == "cell":
                 now = _cell_contents(holder.backing)
-                if now is not holder.copy and _traced_in(now):
+                if not _unchanged(holder.copy, now):
                     found.append(StateWrite(holder.place(None), holder.copy, now))
             elif isinstance(holder.backing, list):
                 found += _list_writes(holder)
             else:
-                before, backing = holder.copy, holder.backing
-                if len(backing) > _ENTRIES:
-                    continue
-                internals = _MODULE_INTERNALS if isinstance(holder.owner, torch.nn.Module) else frozenset()
-                for key, now in list(backing.items()):
-                    old = before.get(key, MISSING)
-                    if now is not old and key not in internals and _traced_in(now):
-                        found.append(StateWrite(holder.place(key), old, now))
+                found += _dict_writes(holder)
         return [_on_original(write, self.originals) for write in found]
 
     def rollback(self, writes: list[StateWrite]) -> None:
@@ -253,7 +247,12 @@ def store_calls(writes: list[StateWrite]) -> list[tuple[Symbol, tuple]]:
     for write in writes:
         place = write.place
         held = Held(place.owner, place.name)
-        if place.kind == "cell":
+        if write.after is MISSING:  # emptied: `del cache[key]`, `del self.cached`
+            if place.kind == "item":
+                calls.append((ltorch.delete_item, (held, place.key)))
+            else:
+                calls.append((ltorch.delete_attr, (held, "cell_contents" if place.kind == "cell" else place.key)))
+        elif place.kind == "cell":
             calls.append((ltorch.store_cell, (held, write.after)))
         elif place.kind == "attr":
             calls.append((ltorch.store_attr, (held, place.key, write.after)))
@@ -324,23 +323,102 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
     return StateWatch(roots, getattr(code_fn, "__globals__", None), originals)
 
 
+def _dict_writes(holder: _Holder) -> list[StateWrite]:
+    before, backing = holder.copy, holder.backing
+    if len(backing) > _ENTRIES:
+        return []
+    if isinstance(holder.owner, torch.nn.Module):
+        skip = _MODULE_INTERNALS
+    elif holder.parts == ("globals",):
+        skip = frozenset(k for k in (*backing, *before) if isinstance(k, str) and k.startswith("__"))
+    else:
+        skip = frozenset()
+    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in list(backing.items())
+             if key not in skip and not _unchanged(before.get(key, MISSING), now)]
+    found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
+              if key not in backing and key not in skip]
+    return found
+
+
 def _list_writes(holder: _Holder) -> list[StateWrite]:
     before, now = holder.copy, holder.backing
-    if len(now) > _ENTRIES:
+    if len(now) > _ENTRIES or (len(now) == len(before) and all(a is b for a, b in zip(before, now, strict=True))):
         return []
-    if len(now) >= len(before) and all(a is b for a, b in zip(before, now, strict=False)):
-        tail = list(now[len(before):])
-        if any(holds_traced(item) for item in tail):
-            # Appended: every call appends again, as eager does.
-            return [StateWrite(holder.place(len(before), "tail"), [], tail)]
-        return []
+    if len(now) > len(before) and all(a is b for a, b in zip(before, now, strict=False)):
+        # Appended: every call appends again, as eager does.
+        return [StateWrite(holder.place(len(before), "tail"), [], list(now[len(before):]))]
     if len(now) == len(before):
         return [StateWrite(holder.place(i), old, new) for i, (old, new) in enumerate(zip(before, now, strict=True))
-                if new is not old and holds_traced(new)]
-    if any(holds_traced(item) for item in now):
-        # Rewritten as a whole (`items[:] = ...`, an insert): its contents are the write.
-        return [StateWrite(holder.place(0, "tail"), list(before), list(now))]
-    return []
+                if not _unchanged(old, new)]
+    # Rewritten as a whole (`items[:] = ...`, an insert, a pop): its contents are the write.
+    return [StateWrite(holder.place(0, "tail"), list(before), list(now))]
+
+
+# Values a later call must find equal to what the traced call found, where the call
+# changed them; other objects must be the same object.
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _unchanged(old: object, new: object) -> bool:
+    return old is new or (type(old) is type(new) and isinstance(old, (*_SCALARS, tuple)) and _equal(old, new))
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a tuple holding tensors: not a plain value
+        return False
+
+
+class Written(NamedTuple):
+    """A place a traced call changes, as the trace keeps it: what a later call must find
+    there to be served (`how`, `what`: see `expectation`), and whether a traced tensor
+    is what the call put there."""
+
+    place: Place
+    how: str
+    what: object
+    traced: bool
+
+    def as_expected(self) -> bool:
+        return as_expected(self.place, self.how, self.what)
+
+    @classmethod
+    def of(cls, write: StateWrite) -> Written:
+        return cls(write.place, *expectation(write), holds_traced(write.after))
+
+
+def expectation(write: StateWrite) -> tuple[str, object]:
+    """What a later call must find in the place for the trace to serve it, as (how, what):
+    the trace replays what this call wrote there, which holds only where the call found
+    the place as this one did. A tensor is for the trace to read (as a captured input,
+    with a guard of its own) or to overwrite: only whether there is one matters. What was
+    appended to a list is appended again on any call, unless some of it is no traced value
+    (an object made on a first call): then the list must be as long as it was."""
+    before, place = write.before, write.place
+    if place.kind == "tail":
+        if not write.before and all(holds_traced(item) for item in write.after):
+            return "any", None
+        return "length", len(write.before) if write.before else place.key
+    if before is MISSING or isinstance(before, torch.Tensor) or holds_traced(write.after) and not isinstance(
+            before, _SCALARS):
+        return "exists", before is not MISSING
+    if isinstance(before, (*_SCALARS, tuple)):
+        return "equal", before
+    return "same", before
+
+
+def as_expected(place: Place, how: str, what: object) -> bool:
+    if how == "any":
+        return True
+    if how == "length":
+        return len(place.backing) == what
+    now = place.read()
+    if how == "exists":
+        return (now is not MISSING) is what
+    if how == "equal":
+        return _unchanged(what, now)
+    return now is what
 
 
 def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None) -> list[_Holder]:

@@ -56,7 +56,14 @@ from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
-from tracecli.frontend.state import MISSING, StateWatch, StateWrite, hidden_traced, store_calls, watch_entry
+from tracecli.frontend.state import (
+    StateWatch,
+    StateWrite,
+    Written,
+    hidden_traced,
+    store_calls,
+    watch_entry,
+)
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -103,9 +110,9 @@ class TracedProgram:
     # Each optimizer state input (a momentum buffer) with its parameter's input name: its
     # update is judged with that parameter's gradients.
     state_params: dict = field(default_factory=dict)
-    # The Python state the call writes traced values into (frontend/state.py): each place
-    # with whether it held something when the call began. A later call reuses the trace
-    # only while each place still does (a cache filled since is read instead, not filled).
+    # The Python state the call changes (frontend/state.py): each place with what a later
+    # call must find there for the trace, which replays the change, to serve it (a cache
+    # filled since is read instead, not filled).
     writes: list = field(default_factory=list)
     # The arguments those places are reached through, by parameter: a call given another
     # object there writes elsewhere.
@@ -118,7 +125,7 @@ class TracedProgram:
             given = bind_entry(self.fn, args, kwargs).arguments
             if any(given.get(name) is not obj for name, obj in self.written_through.items()):
                 return False
-        return all(place.exists() is existed for place, existed in self.writes)
+        return all(written.as_expected() for written in self.writes)
 
     @property
     def state(self) -> list:
@@ -984,7 +991,7 @@ def trace_callable(
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
                          tracer.rereads, tracer.training.settings, tracer.training.first_step,
                          state_params=tracer.state_params,
-                         writes=[(w.place, w.before is not MISSING) for w in writes],
+                         writes=[Written.of(w) for w in writes],
                          written_through={w.place.argument: given[w.place.argument] for w in writes
                                           if w.place.argument is not None and id(w.place.owner) not in tracer.input_of})
 

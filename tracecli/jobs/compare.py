@@ -380,7 +380,10 @@ def check_against_eager(
     state = program.state
     saved = [_clone(t) for t in state]
     # The Python state the entry writes: each run starts from it as the call found it.
-    places = [place for place, _ in program.writes]
+    places = [written.place for written in program.writes]
+    # Compared: what holds tensors the trace computed (a flag or a count is what the
+    # trace replays as it was traced).
+    compared = [written.traced and written.place.argument is None for written in program.writes]
     found = [place.read() for place in places]
     torch.manual_seed(seed)
     args, kwargs = _clone(eager_args), _clone(eager_kwargs)
@@ -439,9 +442,9 @@ def check_against_eager(
             else:
                 report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
                                                    fused=fused))
-    for place, eager_value, value in zip(places, eager_kept, kept, strict=True):
-        # What each run wrote through an argument went into its own copy of it.
-        if place.argument is None:
+    for place, eager_value, value, checked in zip(places, eager_kept, kept, compared, strict=True):
+        # (What each run wrote through an argument went into its own copy of it.)
+        if checked:
             report.state.extend(_compare_kept(place.path, eager_value, value, fused))
     workings = working_dtypes(trace, list(grads.values()))
     for (i, _), working in zip(grads.items(), workings, strict=True):

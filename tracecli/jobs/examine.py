@@ -79,5 +79,6 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
         f"{v.name}: {type_comment(v)}" for call in job.calls for v in call.final.inputs
         if v.name in call.final.info.captured
     })
-    state = list(dict.fromkeys(place.path for call in job.calls for place, _ in call.program.writes))
+    state = list(dict.fromkeys(written.place.path for call in job.calls for written in call.program.writes
+                               if written.traced))
     return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured, state=state)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tracecli.core.dims import same_shape
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import backward, is_differentiable, no_gradient, to_dtype, zeros_like
+from tracecli.ops.ltorch.state import STORES
 
 
 def _is_one(d) -> bool:
@@ -91,8 +92,7 @@ no_gradient(prims.uniform, prims.normal, prims.bernoulli, prims.randint, prims.r
 # What the user detached passes no gradient back, whatever it is made of.
 no_gradient(ltorch.detach)
 # A store into Python state makes nothing a gradient could flow through.
-no_gradient(ltorch.store_item, ltorch.store_attr, ltorch.store_cell, ltorch.store_extend,
-            prims.store_item, prims.store_attr, prims.store_cell, prims.store_extend)
+no_gradient(*STORES)
 
 
 @backward(ltorch.set_data_)

@@ -48,5 +48,26 @@ def store_extend(holder, values):
     prims.store_extend(holder, values)
 
 
-STORES = frozenset({store_item, store_attr, store_cell, store_extend,
-                    prims.store_item, prims.store_attr, prims.store_cell, prims.store_extend})
+def _delete_item(holder, key) -> None:
+    prims.delete_item.impl(holder, key)
+
+
+def _delete_attr(holder, name) -> None:
+    prims.delete_attr.impl(holder, name)
+
+
+@symbol(_delete_item, tags=(Tag.SIDE_EFFECT,))
+def delete_item(holder, key):
+    """del holder[key], where the program removed an entry of a dict"""
+    prims.delete_item(holder, key)
+
+
+@symbol(_delete_attr, tags=(Tag.SIDE_EFFECT,))
+def delete_attr(holder, name):
+    """delattr(holder, name), where the program removed an attribute"""
+    prims.delete_attr(holder, name)
+
+
+STORES = frozenset({store_item, store_attr, store_cell, store_extend, delete_item, delete_attr,
+                    prims.store_item, prims.store_attr, prims.store_cell, prims.store_extend, prims.delete_item,
+                    prims.delete_attr})

@@ -41,6 +41,14 @@ def _store_extend(holder, values) -> None:
     unheld(holder).extend(values)
 
 
+def _delete_item(holder, key) -> None:
+    del unheld(holder)[key]
+
+
+def _delete_attr(holder, name: str) -> None:
+    delattr(unheld(holder), name)
+
+
 store_item = prim("store_item", _store_meta, _store_item, tags=(Tag.SIDE_EFFECT,),
                   doc="holder[key] = value: a dict entry or list element the program set")
 store_attr = prim("store_attr", _store_meta, _store_attr, tags=(Tag.SIDE_EFFECT,),
@@ -49,3 +57,7 @@ store_cell = prim("store_cell", lambda holder, value: None, _store_cell, tags=(T
                   doc="a closure's variable the program set (`nonlocal`)")
 store_extend = prim("store_extend", _extend_meta, _store_extend, tags=(Tag.SIDE_EFFECT,),
                     doc="holder.extend(values): what the program appended to a list")
+delete_item = prim("delete_item", lambda holder, key: None, _delete_item, tags=(Tag.SIDE_EFFECT,),
+                   doc="del holder[key]: a dict entry the program removed")
+delete_attr = prim("delete_attr", lambda holder, name: None, _delete_attr, tags=(Tag.SIDE_EFFECT,),
+                   doc="delattr(holder, name): an attribute the program removed")
