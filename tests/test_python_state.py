@@ -423,3 +423,47 @@ def test_python_values_the_entry_changes_are_replayed_and_guarded(cli, tmp_path)
     assert 'ltorch.store_attr(model, "ready", True)' in result.stdout
     assert 'ltorch.delete_item(model_stale, "old")' in result.stdout
     assert "f: 3 calls, 3 distinct traces" in result.stdout
+
+
+DECODE = """
+    import torch
+    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, hidden_size=64, intermediate_size=128,
+        vocab_size=256, max_position_embeddings=64, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+    )
+    model = LlamaForCausalLM(config).eval()
+
+
+    def step(ids, cache):
+        out = model(ids, past_key_values=cache, use_cache=True)
+        return out.logits[:, -1].argmax(-1, keepdim=True)
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(1)
+        ids = torch.randint(0, 256, (1, 5))
+        cache = DynamicCache(config=config)
+        tokens = []
+        with torch.no_grad():
+            nxt = step(ids, cache)
+            for _ in range(3):
+                tokens.append(int(nxt))
+                nxt = step(nxt, cache)
+        print(tokens, cache.get_seq_length())
+"""
+
+
+def test_greedy_decoding_with_a_hugging_face_cache_given_as_an_argument(cli, tmp_path):
+    # Each step writes the cache's keys and values (and its first, the layers' lazy
+    # initialisation): replayed by each trace, and each next step, which finds the cache
+    # grown, is a trace of its own reading it.
+    path = write(tmp_path, "decode.py", DECODE)
+    result = cli("run", f"{path}:step", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == _python_output(path)[0]
+    assert 'ltorch.store_attr(cache_layers_0, "is_initialized", True)' in result.stdout
+    assert 'ltorch.store_attr(cache_layers_1, "keys", t' in result.stdout
+    assert "step: 4 calls, 4 distinct traces" in result.stdout

@@ -379,7 +379,9 @@ class _Tracer:
         made_at = {v.name: i for i, b in enumerate(bsyms) for v in b.output_values()}
         calls = []
         for write, (sym, args) in zip(writes, store_calls(writes), strict=True):
-            values = self.to_values(args)
+            # Only the tensors become values: the rest is stored as the program stored it (a
+            # torch.device stays one, where an op's argument becomes the IR's device name).
+            values = tree_map(self._tensor_value, args)
             argument = self.input_of.get(id(write.place.owner))
             if argument is not None:
                 values = (argument, *values[1:])
@@ -401,6 +403,9 @@ class _Tracer:
             self.record_top(sym, values, {})
             if producer is not None:
                 bsyms[start] = bsyms[start].replace(source=producer.source, scope=producer.scope)
+
+    def _tensor_value(self, leaf):
+        return self._leaf_value(leaf) if isinstance(leaf, torch.Tensor) else leaf
 
     def _record(self, sym: Symbol, args, kwargs):
         try:
