@@ -122,6 +122,7 @@ EXPECTED_FAMILIES = _by_name({
     "inplace": "add_ sub_ mul_ div_ copy_ set_data_ fill_ zero_ masked_fill_ setitem_",
     "checks": "check_all",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
+    "state": "store_item store_attr store_cell store_extend delete_item delete_attr",
 })
 EXPECTED_PRIM_FAMILIES = _by_name({
     "elementwise": "neg abs exp log log1p expm1 sin cos tan tanh sqrt rsqrt erf sign floor ceil round reciprocal "
@@ -156,12 +157,19 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "conv": "convolution convolution_transpose",
     "checks": "check_all",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
+    "state": "store_item store_attr store_cell store_extend delete_item delete_attr",
 })
+
+
+# Removals from Python state: a case runs three times (eagerly, then its trace at two
+# levels), and only the first finds what it removes. tests/test_python_state.py runs them
+# through a script's calls, each of which finds the state as eager leaves it.
+TESTED_ELSEWHERE = frozenset({"delete_item", "delete_attr"})
 
 
 def test_every_ltorch_symbol_has_a_case():
     covered = {symbol for case in _all_cases() for symbol in case.symbols}
-    missing = sorted(set(ltorch.ALL) - covered)
+    missing = sorted(set(ltorch.ALL) - covered - TESTED_ELSEWHERE)
     assert not missing, f"ltorch symbols without a test case: {missing}"
 
 
@@ -189,8 +197,8 @@ def test_cases_are_filed_under_their_first_symbols_family():
 
 
 def test_every_ltorch_symbol_has_a_case_in_its_family_module():
-    missing = [name for name, sym in ltorch.ALL.items()
-               if not any(name in case.symbols for case in _family_module(sym.family).CASES)]
+    missing = [name for name, sym in ltorch.ALL.items() if name not in TESTED_ELSEWHERE
+               and not any(name in case.symbols for case in _family_module(sym.family).CASES)]
     assert not missing, f"ltorch symbols without a case in their family's module: {missing}"
 
 

@@ -50,9 +50,32 @@ def is_literal_leaf(obj: object) -> bool:
     ) or obj is Ellipsis
 
 
+class Held:
+    """An object of the program's that a trace refers to (the dict a traced value is
+    stored into), with the name the program reaches it by: printed as that name, which
+    the generated code binds to the object itself."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: object, name: str):
+        self.obj = obj
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def unheld(obj: object) -> object:
+    """The object itself, where a call gets it straight from a trace (not through the
+    generated code, which binds it so already)."""
+    return obj.obj if type(obj) is Held else obj
+
+
 def hint(obj: object) -> str:
     """A readable name for an object: a callable's or class's own name, else its type's
     name in snake case (`PairwiseDistance()` -> `pairwise_distance`)."""
+    if type(obj) is Held:
+        return obj.name
     try:
         name = getattr(obj, "__name__", None) if callable(obj) else None
     except Exception:  # objects whose attribute lookup itself fails
@@ -128,12 +151,14 @@ class Bindings:
 
     def spell(self, obj: object) -> str:
         """The object's dotted path, or the name bound to it (handed out on first sight)."""
-        spelled = self._spelled.get(id(obj))
+        # A held object is spelled once however many wrappers name it.
+        target = obj.obj if type(obj) is Held else obj
+        spelled = self._spelled.get(id(target))
         if spelled is None:
-            spelled = path_of(obj)
+            spelled = None if type(obj) is Held else path_of(obj)
             if spelled is None:
                 spelled = self._registry.take(hint(obj))
-                self.bound[spelled] = obj
-            self._spelled[id(obj)] = spelled
-            self._held.append(obj)
+                self.bound[spelled] = target
+            self._spelled[id(target)] = spelled
+            self._held.append(target)
         return spelled

@@ -15,7 +15,11 @@ from tracecli.ops.torch_bridge import TO_TORCH
 
 
 class ProxyEscapedError(RuntimeError):
-    pass
+    """A traced tensor reached torch outside the trace: `names`, the values it held."""
+
+    def __init__(self, message: str, names: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.names = names
 
 
 class TensorProxy(torch.Tensor):
@@ -39,10 +43,10 @@ class TensorProxy(torch.Tensor):
 
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        names = tuple(a.value.name for a in (*args, *(kwargs or {}).values()) if isinstance(a, TensorProxy))
         raise ProxyEscapedError(
             f"a traced tensor was used outside the trace (in {func}); "
-            "keep tensors created while tracing inside the traced function"
-        )
+            "keep tensors created while tracing inside the traced function", names)
 
     def __repr__(self) -> str:  # noqa: D105 - shown if user code prints a traced tensor
         v = self.value

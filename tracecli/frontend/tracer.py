@@ -32,7 +32,7 @@ from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
 from tracecli.core.trace import Trace, TraceInfo
-from tracecli.core.values import TensorType, TensorValue
+from tracecli.core.values import NumberValue, TensorType, TensorValue
 from tracecli.frontend.aliasing import AliasError, Aliasing
 from tracecli.frontend.arguments import (
     argument_inputs,
@@ -56,6 +56,14 @@ from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
+from tracecli.frontend.state import (
+    StateWatch,
+    StateWrite,
+    Written,
+    hidden_traced,
+    store_calls,
+    watch_entry,
+)
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -102,6 +110,22 @@ class TracedProgram:
     # Each optimizer state input (a momentum buffer) with its parameter's input name: its
     # update is judged with that parameter's gradients.
     state_params: dict = field(default_factory=dict)
+    # The Python state the call changes (frontend/state.py): each place with what a later
+    # call must find there for the trace, which replays the change, to serve it (a cache
+    # filled since is read instead, not filled).
+    writes: list = field(default_factory=list)
+    # The arguments those places are reached through, by parameter: a call given another
+    # object there writes elsewhere.
+    written_through: dict = field(default_factory=dict)
+
+    def writes_same_places(self, args: tuple, kwargs: dict) -> bool:
+        """Whether a call with these arguments finds the places the trace writes as the
+        traced call did."""
+        if self.written_through:
+            given = bind_entry(self.fn, args, kwargs).arguments
+            if any(given.get(name) is not obj for name, obj in self.written_through.items()):
+                return False
+        return all(written.as_expected() for written in self.writes)
 
     @property
     def state(self) -> list:
@@ -170,6 +194,8 @@ class _Tracer:
         self.aliasing = Aliasing()
         self.training = Training(self)
         self.root = None  # the frame that calls the traced function: where user code starts
+        self.state: StateWatch | None = None  # the Python state the call can reach, as it found it
+        self.input_of: dict[int, NumberValue] = {}  # id(an argument that is no tensor) -> its input
 
     # -- proxies and values ----------------------------------------------------
 
@@ -245,7 +271,7 @@ class _Tracer:
         and `home`: its name and where to find it again, when the caller knows them;
         `reread`: a later call reads whatever tensor is there then, of the same kind."""
         if hint is None:
-            hint, home = self.training.names.get(id(tensor)) or _captured_name(tensor)
+            hint, home = self.training.names.get(id(tensor)) or _captured_name(tensor, self.state)
         unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
         if unstrided:
             raise _error_at_user_line(unstrided)
@@ -343,6 +369,43 @@ class _Tracer:
             # A captured tensor written in place (a global counter): later reads of it
             # see the new value, and the compiled trace writes the real one as eager does.
             self.stand_for(real, new)
+
+    def store_state(self, writes: list[StateWrite]) -> None:
+        """Each slot of Python state the call set to a traced value, stored again by the
+        trace at its end (frontend/state.py), in the order the values were made, at the
+        line that made each. A container the entry got as an argument is written through
+        that argument: whichever a later call passes."""
+        bsyms = self.recorder.bsyms
+        made_at = {v.name: i for i, b in enumerate(bsyms) for v in b.output_values()}
+        calls = []
+        for write, (sym, args) in zip(writes, store_calls(writes), strict=True):
+            # Only the tensors become values: the rest is stored as the program stored it (a
+            # torch.device stays one, where an op's argument becomes the IR's device name).
+            values = tree_map(self._tensor_value, args)
+            argument = self.input_of.get(id(write.place.owner))
+            if argument is not None:
+                values = (argument, *values[1:])
+            made = [made_at[v.name] for v in values_in(values[1:]) if v.name in made_at]
+            calls.append((max(made) if made else -1, write, sym, values))
+        calls.sort(key=lambda call: call[0])
+        for made, write, sym, values in calls:
+            producer = bsyms[made] if made >= 0 else None
+            hidden = hidden_traced(write.after)
+            if hidden is not None:
+                kind, traced = hidden
+                where = next((b.source for b in bsyms if traced.value in b.output_values()), None)
+                raise TracingError(
+                    f"a traced tensor is kept in a {kind} object at `{write.place.path}`, which the trace cannot "
+                    "make again on every call; keep it in a dict, a list, a dataclass or an attribute of its own",
+                    file=where.file if where else None, line=where.line if where else None,
+                    source=where.text if where else "")
+            start = len(bsyms)
+            self.record_top(sym, values, {})
+            if producer is not None:
+                bsyms[start] = bsyms[start].replace(source=producer.source, scope=producer.scope)
+
+    def _tensor_value(self, leaf):
+        return self._leaf_value(leaf) if isinstance(leaf, torch.Tensor) else leaf
 
     def _record(self, sym: Symbol, args, kwargs):
         try:
@@ -694,7 +757,7 @@ def _slice(container) -> bool:
     return isinstance(container, slice)
 
 
-def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | None]:
+def _captured_name(tensor: torch.Tensor, state: StateWatch | None = None) -> tuple[str, Callable[[], object] | None]:
     """The name a captured tensor had where the user's code found it (a global variable,
     a parameter or buffer of a module in a variable: `model.fc1.weight`, or a local
     variable), and how to look there again (None for a function's local variable, gone
@@ -718,6 +781,10 @@ def _captured_name(tensor: torch.Tensor) -> tuple[str, Callable[[], object] | No
         for qualname, owned in (*module.named_parameters(), *module.named_buffers()):
             if owned is tensor:
                 return f"{name}.{qualname}", lambda module=module, qualname=qualname: _owned(module, qualname)
+    # Kept in the program's state (a cache a layer filled on an earlier call): named after it.
+    place = state.place_of(tensor) if state is not None else None
+    if place is not None:
+        return place.value_name, place.read
     return local_name or "captured", None
 
 
@@ -833,7 +900,7 @@ def trace_callable(
     call_args = tuple(swap_tensors(a, proxy_for) for a in args)
     call_kwargs = {k: swap_tensors(v, proxy_for) for k, v in kwargs.items()}
 
-    module_state: list[tuple[dict, str, object]] = []
+    module_state: list[tuple[dict, str, object, TensorProxy]] = []
     if isinstance(fn, torch.nn.Module):
         by_id: dict[int, TensorValue] = {}
         for qualname, tensor, owner_dict, key in module_tensors(fn):
@@ -849,9 +916,15 @@ def trace_callable(
                 input_objs.append(tensor)
                 tracer.stand_for(tensor, value)
                 tracer.training.input(value, tensor)
-            module_state.append((owner_dict, key, tensor))
-            owner_dict[key] = tracer.proxy(value)
+            module_state.append((owner_dict, key, tensor, tracer.proxy(value)))
+            owner_dict[key] = module_state[-1][3]
 
+    # What Python state the call writes, seen with the module's tensors as it sees them.
+    watch = watch_entry(fn, args, kwargs, call_args, call_kwargs)
+    tracer.state = watch
+    tracer.input_of = {id(obj): value for value, obj in zip(input_values, input_objs, strict=False)
+                       if isinstance(value, NumberValue)}
+    writes: list[StateWrite] = []
     push_handler(tracer.on_symbol_call)
     try:
         drawn_before = _python_rng_states()
@@ -860,6 +933,8 @@ def trace_callable(
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()
+        writes = watch.writes()
+        tracer.store_state(writes)
         if tracer.training.changed_settings:
             raise _error_at_entry(
                 fn, f"{getattr(fn, '__name__', 'the entry')} changes its optimizer's settings "
@@ -895,8 +970,11 @@ def trace_callable(
         hints = tracer.hints.finish()
     finally:
         pop_handler()
-        for owner_dict, key, tensor in module_state:
-            owner_dict[key] = tensor
+        watch.rollback(writes)
+        for owner_dict, key, tensor, proxy in module_state:
+            # A slot the entry set anew, to something with no traced tensor in it, stays as it set it.
+            if owner_dict.get(key) is proxy:
+                owner_dict[key] = tensor
 
     for value, tensor in tracer.lifted:
         input_values.append(value)
@@ -914,9 +992,13 @@ def trace_callable(
     if env is not None:
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
+    given = bind_entry(fn, args, kwargs).arguments
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
                          tracer.rereads, tracer.training.settings, tracer.training.first_step,
-                         state_params=tracer.state_params)
+                         state_params=tracer.state_params,
+                         writes=[Written.of(w) for w in writes],
+                         written_through={w.place.argument: given[w.place.argument] for w in writes
+                                          if w.place.argument is not None and id(w.place.owner) not in tracer.input_of})
 
 
 def tensor_kind(tensor: object) -> tuple | None:

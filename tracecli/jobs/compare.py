@@ -16,6 +16,7 @@ from tracecli.core.printing import format_constant
 from tracecli.core.pytree import tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
+from tracecli.frontend.state import MISSING
 from tracecli.frontend.tracer import TracedProgram
 from tracecli.jobs.steps import EagerSteps, grads_set, trains
 from tracecli.ops import prims
@@ -79,10 +80,12 @@ class RunReport:
     compile_ms: float | None = None
     first_call_ms: float | None = None
     gradients: list[OutputCheck] = field(default_factory=list)  # with --grad: each grad_<input> against autograd's
+    # Python state the entry keeps traced values in (`model.cache['cpu']`), as each run left it.
+    state: list[OutputCheck] = field(default_factory=list)
 
     @property
     def match(self) -> bool:
-        return all(o.match for o in (*self.outputs, *self.written, *self.gradients))
+        return all(o.match for o in (*self.outputs, *self.written, *self.gradients, *self.state))
 
     @property
     def speedup(self) -> float | None:
@@ -376,6 +379,12 @@ def check_against_eager(
     trace was made from (a symbolic trace serving new sizes)."""
     state = program.state
     saved = [_clone(t) for t in state]
+    # The Python state the entry writes: each run starts from it as the call found it.
+    places = [written.place for written in program.writes]
+    # Compared: what holds tensors the trace computed (a flag or a count is what the
+    # trace replays as it was traced).
+    compared = [written.traced and written.place.argument is None for written in program.writes]
+    found = [place.read() for place in places]
     torch.manual_seed(seed)
     args, kwargs = _clone(eager_args), _clone(eager_kwargs)
     # A training step runs its backward with autograd on; anything else runs without.
@@ -390,7 +399,9 @@ def check_against_eager(
         # An output that is a view of the state (`return w.detach()` after opt.step())
         # must keep the values eager gave it once the state is put back.
         expected = _apart_from(expected, state)
+        eager_kept = [_apart_from(place.read(), state) for place in places]
     _restore(state, saved)
+    _put_back(places, found)
     torch.manual_seed(seed)
     # The trace runs its backward itself: its inputs need no autograd of their own.
     compiled_inputs = _clone(program.inputs if inputs is None else inputs, requires_grad=False)
@@ -401,6 +412,8 @@ def check_against_eager(
         actual = compiled(*compiled_inputs)
         _sync(device)
         first_call_ms = (time.perf_counter() - start) * 1e3
+    kept = [place.read() for place in places]
+    _put_back(places, found)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     empty = unspecified_values(trace)
     fused = getattr(compiled, "__tracecli_fused__", False)
@@ -429,6 +442,10 @@ def check_against_eager(
             else:
                 report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
                                                    fused=fused))
+    for place, eager_value, value, checked in zip(places, eager_kept, kept, compared, strict=True):
+        # (What each run wrote through an argument went into its own copy of it.)
+        if checked:
+            report.state.extend(_compare_kept(place.path, eager_value, value, fused))
     workings = working_dtypes(trace, list(grads.values()))
     for (i, _), working in zip(grads.items(), workings, strict=True):
         report.gradients.append(_compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad,
@@ -441,7 +458,27 @@ def check_against_eager(
                                 "compiled": lambda: compiled(*compiled_inputs)}, device, repeat)
         report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
         _restore(state, saved)
+        _put_back(places, found)
     return report
+
+
+def _compare_kept(path: str, eager, compiled, fused: bool) -> list[OutputCheck]:
+    """What eager and the trace left in one place of Python state: each tensor in it."""
+    if (eager is MISSING) != (compiled is MISSING):
+        left = "the trace" if eager is MISSING else "eager"
+        return [OutputCheck(path, None, None, False, problem=f"only {left} left something there")]
+    leaves = tree_leaves(eager)
+    names = [path] if len(leaves) == 1 else [f"{path}[{i}]" for i in range(len(leaves))]
+    checks = compare_outputs(names, eager, compiled, fused=fused)
+    if tree_flatten(eager)[1] != tree_flatten(compiled)[1]:
+        checks.insert(0, OutputCheck(path, None, None, False, problem=(
+            f"eager left {_structure(eager)}, the trace {_structure(compiled)}")))
+    return checks
+
+
+def _put_back(places: list, values: list) -> None:
+    for place, value in zip(places, values, strict=True):
+        place.put(value)
 
 
 def _compare_grad(name: str, eager, compiled, working: torch.dtype | None = None) -> OutputCheck:

@@ -31,6 +31,9 @@ class ExamineReport:
     # as an argument): "name: cpu f32[3, 4]". Their values at trace time are not frozen:
     # each call reads them afresh.
     captured: list[str] = field(default_factory=list)
+    # The Python state the entry keeps traced values in, which the trace stores on every
+    # call: `model.attention_bias_cache['cpu']`.
+    state: list[str] = field(default_factory=list)
 
     @property
     def opaque(self) -> list[OpUse]:
@@ -76,4 +79,6 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
         f"{v.name}: {type_comment(v)}" for call in job.calls for v in call.final.inputs
         if v.name in call.final.info.captured
     })
-    return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured)
+    state = list(dict.fromkeys(written.place.path for call in job.calls for written in call.program.writes
+                               if written.traced))
+    return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured, state=state)

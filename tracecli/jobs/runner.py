@@ -36,7 +36,9 @@ from tracecli.frontend.loader import (
     script_argv,
     seed_everything,
 )
+from tracecli.frontend.proxy import ProxyEscapedError
 from tracecli.frontend.resize import dim_sizes, resized_arguments
+from tracecli.frontend.state import DEPTH as STATE_DEPTH
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
@@ -183,6 +185,20 @@ def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: 
     return program
 
 
+def escaped_state(exc: ProxyEscapedError, traces: list[Trace]) -> UserError:
+    """A traced tensor left in Python state that tracing does not look into, met there
+    since: said at the line that made it."""
+    made = next((bsym for trace in traces for bsym in trace.bsyms
+                 if any(v.name in exc.names for v in bsym.output_values())), None)
+    what = ("a tensor made while tracing was kept in Python state tracecli does not look into (more than "
+            f"{STATE_DEPTH} containers deep, or in an object it does not follow), and was used from there; keep such "
+            "state in a module's attribute, a global, or a dict, list or object held by one")
+    where = made.source if made is not None else None
+    if where is None:
+        return UserError(what)
+    return UserError(what, file=where.file, line=where.line, source=where.text)
+
+
 def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
              device: str, script: Script, repeat: int, inputs: list | None = None) -> RunReport:
     try:
@@ -191,6 +207,8 @@ def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kw
             compile_ms=getattr(compiled, "__tracecli_compile_ms__", None),
             inputs=inputs,
         )
+    except ProxyEscapedError as exc:
+        raise escaped_state(exc, [call.program.trace]) from exc
     except Exception as exc:
         source = getattr(compiled, "__tracecli_source__", "")
         if any(f.filename.startswith("<trace ") for f in _frames(exc)):
@@ -459,7 +477,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         made = compiled_by_signature.setdefault(key, [])
         found, failed = None, None
         for guard, sizes_ok, *rest in reversed(made):  # the newest trace first
-            if not guard.holds():
+            if not guard.holds() or not rest[1].writes_same_places(args, kwargs):
                 continue
             failure = sizes_ok.failure(rest[1].inputs_for(args, kwargs)) if sizes_ok is not None else None
             if failure is None:
@@ -552,6 +570,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         # `sys.exit(main())` ends a script that went well: only a failure status is one.
         if exc.code not in (None, 0):
             raise UserError(f"{script.path}: the script's main block exited with status {exc.code}") from None
+    except ProxyEscapedError as exc:
+        raise escaped_state(exc, [call.program.trace for call in result.calls]) from exc
     except Exception as exc:
         raise exception_at_user_line(exc, script.module.__file__, prefix="the script's main block failed: ") from exc
     finally:

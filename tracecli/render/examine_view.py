@@ -35,6 +35,11 @@ def print_examine(console: Console, report: ExamineReport) -> None:
         console.print("captured from outside the entry (inputs of the trace, read on every call):", markup=False)
         for line in report.captured:
             console.print(f"  {line}", markup=False)
+    if report.state:
+        console.print("Python state the entry keeps traced tensors in (the trace stores them on every call):",
+                      markup=False)
+        for path in report.state:
+            console.print(f"  {path}", markup=False)
     opaque = report.opaque
     summary = (
         f"{report.bound_symbols} bound symbols, {len(report.ops)} distinct ops, "
@@ -53,4 +58,5 @@ def examine_json(report: ExamineReport) -> dict:
     out["opaque"] = sum(op.count for op in report.opaque)
     out["prims"] = report.prims
     out["captured"] = report.captured
+    out["state"] = report.state
     return out

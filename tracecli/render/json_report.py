@@ -55,6 +55,7 @@ def _report(report: RunReport) -> dict:
         "first_call_ms": report.first_call_ms,
         "outputs": [output_check_json(o) for o in report.outputs],
         "written": [output_check_json(w) for w in report.written],
+        "state": [output_check_json(k) for k in report.state],
         "gradients": [output_check_json(g) for g in report.gradients],
     }
 

@@ -33,7 +33,7 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
     for column in ("output", "shape", "dtype", "match", "max abs err", "max rel err"):
         table.add_column(column, justify="right" if column.startswith("max") else "left")
     rows = ([(out, out.name) for out in report.outputs] + [(w, f"{w.name} (written)") for w in report.written]
-            + [(g, g.name) for g in report.gradients])
+            + [(k, f"{k.name} (state)") for k in report.state] + [(g, g.name) for g in report.gradients])
     for out, label in rows:
         mark = Text("yes", style="green") if out.match else Text("NO", style="bold red")
         shape = str(list(out.shape)) if out.shape is not None else "-"
@@ -42,8 +42,19 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
     for out, label in rows:
         if out.problem and not out.match:
             console.print(f"{label}: {out.problem}", markup=False)
-    verdict = _verdict(report) + _gradients_verdict(report)
+    verdict = _verdict(report) + _state_verdict(report) + _gradients_verdict(report)
     console.print(Text(f"{_timing(report, executor)} · ").append(verdict, style="" if report.match else "bold red"))
+
+
+def _state_verdict(report: RunReport) -> str:
+    n = len(report.state)
+    if not n:
+        return ""
+    differ = sum(not k.match for k in report.state)
+    if not differ:
+        return "; what it keeps in Python state matches eager's" if n == 1 else \
+            f"; all {n} tensors it keeps in Python state match eager's"
+    return f"; {differ} of {n} tensors it keeps in Python state differ from eager's"
 
 
 def _gradients_verdict(report: RunReport) -> str:

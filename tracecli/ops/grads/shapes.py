@@ -6,6 +6,7 @@ from __future__ import annotations
 from tracecli.core.dims import same_shape
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import backward, is_differentiable, no_gradient, to_dtype, zeros_like
+from tracecli.ops.ltorch.state import STORES
 
 
 def _is_one(d) -> bool:
@@ -90,6 +91,8 @@ no_gradient(prims.uniform, prims.normal, prims.bernoulli, prims.randint, prims.r
             ltorch.rand_like, ltorch.randn_like, ltorch.randint_like)
 # What the user detached passes no gradient back, whatever it is made of.
 no_gradient(ltorch.detach)
+# A store into Python state makes nothing a gradient could flow through.
+no_gradient(*STORES)
 
 
 @backward(ltorch.set_data_)

@@ -40,6 +40,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     selection,
     shapes,
     shapes_copies,
+    state,
 )
 from tracecli.ops.ltorch._base import ALL
 

@@ -30,6 +30,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     reductions_order,
     selection,
     shapes,
+    state,
 )
 from tracecli.ops.prims.base import ALL
 

@@ -1,0 +1,502 @@
+"""Python state a traced call writes: found, put back, and stored by the trace itself.
+
+While the entry is traced, whatever it keeps in Python state holds traced tensors: a
+cache a layer fills on its first call (`self.bias_cache[key] = ...`), a list it appends
+to, a global, an attribute of a module or of an object. Left so, the state would hold
+tensors that exist only inside the trace. Tracing is therefore a transaction for the
+state the entry can reach:
+
+- before the call, every container and object it can reach is looked at, shallowly
+  (`StateWatch`): the entry module and its submodules (attributes, parameters and
+  buffers), its arguments, the script's globals, its closure's variables, and the dicts,
+  lists and objects in those, a few levels down;
+- after it, each slot that now holds a traced tensor is a `StateWrite`: it is put back
+  as it was, and the trace stores the value there itself, at its end
+  (`ltorch.store_item(attention_bias_cache, "cpu", t3)`), so every call the compiled
+  trace runs leaves what eager leaves;
+- the caller compares eager's and the trace's values in those places, and guards that a
+  later call finds each place as this one did (a cache filled since is read, not filled:
+  that is another trace, which shows the cached tensor as a captured input).
+
+What changed without a traced tensor in it (a counter, a log line in a list) is left as
+the entry left it; the caller notes it. Where the entry wrote is named as Python spells
+the way there: `model.blocks[0].attn.attention_bias_cache['cpu']`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections import deque
+from types import BuiltinFunctionType, CellType, FunctionType, MethodType, ModuleType
+from typing import NamedTuple
+
+import torch
+
+from tracecli.core.bindings import Held
+from tracecli.core.pytree import rebuild_call, tree_leaves
+from tracecli.core.symbol import Symbol
+from tracecli.frontend.arguments import bind_entry
+from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.source import is_user_code
+from tracecli.ops import ltorch
+
+MISSING = object()  # a slot that holds nothing: a dict without the key, an unset attribute
+
+# How far below a root (or a module) containers and objects are looked into, and the
+# most entries one may have: a write deeper down, or into a bigger one, is not followed.
+DEPTH = 4
+_ENTRIES = 10_000
+_HOLDERS = 50_000
+
+# What every nn.Module keeps for torch itself: no program state of its own.
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module())) - {"training"}
+# Objects whose insides are not program state (or are followed elsewhere: an optimizer's
+# state is put back by the training support).
+_OPAQUE = (type, ModuleType, FunctionType, MethodType, BuiltinFunctionType, torch.Tensor, torch.optim.Optimizer,
+           torch.Generator, torch.dtype, torch.device, str, bytes)
+
+
+class Place:
+    """One slot of Python state: `owner[key]` (a dict entry, a list element), an
+    attribute `key` of `owner`, a closure variable (`owner` is its cell), or a list's
+    elements from index `key` on ("tail"). `backing` is the dict, list or cell the slot
+    lives in; `path` spells the way there, `name` the owner's; `argument` is the entry
+    parameter the way starts from (None: the state outside the call)."""
+
+    __slots__ = ("kind", "owner", "key", "backing", "path", "name", "argument")
+
+    def __init__(self, kind: str, owner: object, key: object, backing: object, path: str, name: str,
+                 argument: str | None = None):
+        self.kind, self.owner, self.key, self.backing = kind, owner, key, backing
+        self.path, self.name, self.argument = path, name, argument
+
+    def read(self) -> object:
+        backing = self.backing
+        if self.kind == "cell":
+            return _cell_contents(backing)
+        if self.kind == "tail":
+            return list(backing[self.key:])
+        if isinstance(backing, (list, tuple)):
+            return backing[self.key] if self.key < len(backing) else MISSING
+        return backing[self.key] if self.key in backing else MISSING
+
+    def put(self, value: object) -> None:
+        """The slot set to `value` (MISSING: emptied) directly in what holds it, below any
+        __setattr__ of its owner: exactly as it was."""
+        backing = self.backing
+        if self.kind == "cell":
+            if value is MISSING:
+                del backing.cell_contents
+            else:
+                backing.cell_contents = value
+        elif self.kind == "tail":
+            backing[self.key:] = [] if value is MISSING else value
+        elif value is MISSING:
+            if self.key in backing:
+                del backing[self.key]
+        else:
+            backing[self.key] = value
+
+    def exists(self) -> bool:
+        return self.read() is not MISSING
+
+    @property
+    def value_name(self) -> str:
+        """A name for what the slot holds: `attention_bias_cache_cpu`, `blocks_0_cache`."""
+        if self.kind in ("cell", "tail"):
+            return self.name
+        key = _part(self.key)
+        return key if self.name in ("self", "globals") else f"{self.name}_{key}"
+
+    def __repr__(self) -> str:
+        return self.path
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StateWrite:
+    """A slot the traced call set to something holding traced tensors: what it held
+    before (MISSING: nothing) and what the call put there."""
+
+    place: Place
+    before: object
+    after: object
+
+
+class _Holder:
+    """A dict, list, tuple, cell or attribute dict, and a shallow copy of it."""
+
+    __slots__ = ("kind", "owner", "backing", "path", "parts", "argument", "copy")
+
+    def __init__(self, kind: str, owner: object, backing: object, path: str, parts: tuple[str, ...],
+                 argument: str | None, skip: frozenset = frozenset()):
+        self.kind, self.owner, self.backing, self.path, self.parts = kind, owner, backing, path, parts
+        self.argument = argument
+        if kind == "cell":
+            self.copy = _cell_contents(backing)
+        elif isinstance(backing, (list, tuple)):
+            self.copy = list(backing)
+        else:
+            self.copy = {k: v for k, v in backing.items() if k not in skip} if skip else dict(backing)
+
+    def place(self, key: object, kind: str | None = None) -> Place:
+        name = "_".join(self.parts)
+        kind = kind or self.kind
+        if kind == "modules":
+            kind = "attr"
+        if kind == "cell":
+            return Place("cell", self.owner, None, self.backing, self.path, name or "cell", self.argument)
+        if kind == "tail":
+            return Place("tail", self.owner, key, self.backing, self.path, name or "items", self.argument)
+        if kind == "item" and self.parts == ("globals",):  # a global is spelled by its own name
+            path = str(key)
+        elif kind != "attr":
+            path = f"{self.path}[{key!r}]"
+        elif isinstance(key, str) and key.isdigit():  # an nn.Sequential's or ModuleList's item
+            path = f"{self.path}[{key}]"
+        else:
+            path = f"{self.path}.{key}" if self.path else str(key)
+        return Place(kind, self.owner, key, self.backing, path, name or "self", self.argument)
+
+
+class StateWatch:
+    """The state the entry can reach, looked at before it runs.
+
+    `roots`: (object, how the program names it, the entry parameter it is or None); an
+    empty name is the entry module itself (its attributes are named bare, as its
+    parameters are). `globals_`: the script's globals. `originals`: for a container
+    argument the tracer copied to put traced tensors in (id of the copy -> the caller's
+    own), where the call's writes really go."""
+
+    def __init__(self, roots: list[tuple[object, str, str | None]], globals_: dict | None = None,
+                 originals: dict[int, object] | None = None):
+        self.holders: list[_Holder] = []
+        self._tensors: dict[int, tuple[_Holder, object]] = {}  # id(tensor) -> (holder, key) it was found in
+        self.originals = originals or {}
+        seen: set[int] = set()
+        queue: deque = deque((obj, name, (name,) if name else (), 0, argument) for obj, name, argument in roots)
+        self._walk(queue, seen)
+        # The globals last: what the entry reaches itself is named the way it reaches it.
+        if globals_ is not None and id(globals_) not in seen:
+            seen.add(id(globals_))
+            self._hold(_Holder("item", globals_, globals_, "", ("globals",), None), queue, 0, global_names=True)
+            self._walk(queue, seen)
+
+    def _walk(self, queue: deque, seen: set[int]) -> None:
+        while queue and len(self.holders) < _HOLDERS:
+            obj, path, parts, depth, argument = queue.popleft()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            # A module's attributes are looked into afresh, however deep the module is.
+            below = 0 if isinstance(obj, torch.nn.Module) else depth + 1
+            for holder in _holders_of(obj, path, parts, argument):
+                self._hold(holder, queue, below)
+
+    def _hold(self, holder: _Holder, queue: deque, depth: int, global_names: bool = False) -> None:
+        self.holders.append(holder)
+        entries = [(None, holder.copy)] if holder.kind == "cell" else (
+            enumerate(holder.copy) if isinstance(holder.copy, list) else holder.copy.items())
+        for key, value in entries:
+            if value is MISSING or (global_names and isinstance(key, str) and key.startswith("__")):
+                continue
+            if isinstance(value, torch.Tensor):
+                self._tensors.setdefault(id(value), (holder, key))
+                continue
+            if not _looked_into(value) or (depth >= DEPTH and not isinstance(value, torch.nn.Module)):
+                continue
+            if global_names:  # a global is named by itself, not as an entry of the globals
+                path, parts = str(key), (str(key),)
+            else:
+                path, parts = holder.place(key).path, (*holder.parts, _part(key))
+            queue.append((value, path, parts, depth, holder.argument))
+
+    def place_of(self, tensor: torch.Tensor) -> Place | None:
+        """A place the tensor was found in, before the call."""
+        found = self._tensors.get(id(tensor))
+        return found[0].place(found[1]) if found is not None else None
+
+    def writes(self) -> list[StateWrite]:
+        """Every slot the call changed (set, added to, emptied), in the order the state
+        was looked at; a slot of a copied argument as the caller's own."""
+        found = []
+        for holder in self.holders:
+            if holder.kind in ("tuple", "modules"):
+                continue
+            if holder.kind == "cell":
+                now = _cell_contents(holder.backing)
+                if not _unchanged(holder.copy, now):
+                    found.append(StateWrite(holder.place(None), holder.copy, now))
+            elif isinstance(holder.backing, list):
+                found += _list_writes(holder)
+            else:
+                found += _dict_writes(holder)
+        return [_on_original(write, self.originals) for write in found]
+
+    def rollback(self, writes: list[StateWrite]) -> None:
+        """Each written slot as it was before the call."""
+        for write in reversed(writes):
+            write.place.put(write.before)
+
+
+def store_calls(writes: list[StateWrite]) -> list[tuple[Symbol, tuple]]:
+    """(ltorch symbol, arguments) storing each write again, its traced tensors as the
+    proxies they are (the tracer makes them values). The object written is held under
+    the name the program reaches it by."""
+    calls = []
+    for write in writes:
+        place = write.place
+        held = Held(place.owner, place.name)
+        if write.after is MISSING:  # emptied: `del cache[key]`, `del self.cached`
+            if place.kind == "item":
+                calls.append((ltorch.delete_item, (held, place.key)))
+            else:
+                calls.append((ltorch.delete_attr, (held, "cell_contents" if place.kind == "cell" else place.key)))
+        elif place.kind == "cell":
+            calls.append((ltorch.store_cell, (held, write.after)))
+        elif place.kind == "attr":
+            calls.append((ltorch.store_attr, (held, place.key, write.after)))
+        elif place.kind == "item":
+            calls.append((ltorch.store_item, (held, place.key, write.after)))
+        elif write.before:  # a list rewritten: its contents from `key` on
+            calls.append((ltorch.store_item, (held, slice(place.key, None), write.after)))
+        else:  # appended to
+            calls.append((ltorch.store_extend, (held, write.after)))
+    return calls
+
+
+def copied_containers(original: object, copy: object, found: dict[int, object] | None = None) -> dict[int, object]:
+    """id(container of `copy`) -> the container of `original` it copies, for a container
+    argument the tracer rebuilt with traced tensors in it (same structure, new objects)."""
+    found = {} if found is None else found
+    if copy is original or type(copy) is not type(original):
+        return found
+    if isinstance(copy, dict):
+        found[id(copy)] = original
+        for key, item in copy.items():
+            if key in original:
+                copied_containers(original[key], item, found)
+    elif isinstance(copy, (list, tuple)) and len(copy) == len(original):
+        if isinstance(copy, list):
+            found[id(copy)] = original
+        for a, b in zip(original, copy, strict=True):
+            copied_containers(a, b, found)
+    elif dataclasses.is_dataclass(copy) and not isinstance(copy, type):
+        found[id(copy)] = original
+        for field in dataclasses.fields(copy):
+            copied_containers(getattr(original, field.name, None), getattr(copy, field.name, None), found)
+    return found
+
+
+def _on_original(write: StateWrite, originals: dict[int, object]) -> StateWrite:
+    """A write into a copy the tracer made of a container argument, as one into the
+    caller's container (what the copy stood for): nothing to put back in the copy."""
+    original = originals.get(id(write.place.owner))
+    if original is None:
+        return write
+    place = write.place
+    backing = vars(original) if place.kind == "attr" else original
+    moved = Place(place.kind, original, place.key, backing, place.path, place.name, place.argument)
+    return StateWrite(moved, moved.read(), write.after)
+
+
+def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kwargs: dict) -> StateWatch:
+    """The state a call of `fn` can reach: the entry module (or the object of a bound
+    method), its arguments as the call gets them (`call_args`: with traced tensors, in
+    copies of the containers that hold them), its closure's variables and its globals."""
+    roots: list[tuple[object, str, str | None]] = []
+    if isinstance(fn, torch.nn.Module):
+        roots.append((fn, "", None))
+    elif inspect.ismethod(fn):
+        roots.append((fn.__self__, "self", None))
+    given = bind_entry(fn, args, kwargs).arguments
+    originals: dict[int, object] = {}
+    for name, value in bind_entry(fn, call_args, call_kwargs).arguments.items():
+        if not isinstance(value, torch.Tensor):
+            copied_containers(given.get(name), value, originals)
+            roots.append((value, name, name))
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    code_fn = inspect.unwrap(getattr(target, "__func__", target))
+    code = getattr(code_fn, "__code__", None)
+    if code is not None and getattr(code_fn, "__closure__", None):
+        roots += [(cell, var, None) for var, cell in zip(code.co_freevars, code_fn.__closure__, strict=True)]
+    return StateWatch(roots, getattr(code_fn, "__globals__", None), originals)
+
+
+def _dict_writes(holder: _Holder) -> list[StateWrite]:
+    before, backing = holder.copy, holder.backing
+    if len(backing) > _ENTRIES:
+        return []
+    if isinstance(holder.owner, torch.nn.Module):
+        skip = _MODULE_INTERNALS
+    elif holder.parts == ("globals",):
+        skip = frozenset(k for k in (*backing, *before) if isinstance(k, str) and k.startswith("__"))
+    else:
+        skip = frozenset()
+    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in list(backing.items())
+             if key not in skip and not _unchanged(before.get(key, MISSING), now)]
+    found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
+              if key not in backing and key not in skip]
+    return found
+
+
+def _list_writes(holder: _Holder) -> list[StateWrite]:
+    before, now = holder.copy, holder.backing
+    if len(now) > _ENTRIES or (len(now) == len(before) and all(a is b for a, b in zip(before, now, strict=True))):
+        return []
+    if len(now) > len(before) and all(a is b for a, b in zip(before, now, strict=False)):
+        # Appended: every call appends again, as eager does.
+        return [StateWrite(holder.place(len(before), "tail"), [], list(now[len(before):]))]
+    if len(now) == len(before):
+        return [StateWrite(holder.place(i), old, new) for i, (old, new) in enumerate(zip(before, now, strict=True))
+                if not _unchanged(old, new)]
+    # Rewritten as a whole (`items[:] = ...`, an insert, a pop): its contents are the write.
+    return [StateWrite(holder.place(0, "tail"), list(before), list(now))]
+
+
+# Values a later call must find equal to what the traced call found, where the call
+# changed them; other objects must be the same object.
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _unchanged(old: object, new: object) -> bool:
+    return old is new or (type(old) is type(new) and isinstance(old, (*_SCALARS, tuple)) and _equal(old, new))
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # a tuple holding tensors: not a plain value
+        return False
+
+
+class Written(NamedTuple):
+    """A place a traced call changes, as the trace keeps it: what a later call must find
+    there to be served (`how`, `what`: see `expectation`), and whether a traced tensor
+    is what the call put there."""
+
+    place: Place
+    how: str
+    what: object
+    traced: bool
+
+    def as_expected(self) -> bool:
+        return as_expected(self.place, self.how, self.what)
+
+    @classmethod
+    def of(cls, write: StateWrite) -> Written:
+        return cls(write.place, *expectation(write), holds_traced(write.after))
+
+
+def expectation(write: StateWrite) -> tuple[str, object]:
+    """What a later call must find in the place for the trace to serve it, as (how, what):
+    the trace replays what this call wrote there, which holds only where the call found
+    the place as this one did. A tensor is for the trace to read (as a captured input,
+    with a guard of its own) or to overwrite: only whether there is one matters. What was
+    appended to a list is appended again on any call, unless some of it is no traced value
+    (an object made on a first call): then the list must be as long as it was."""
+    before, place = write.before, write.place
+    if place.kind == "tail":
+        if not write.before and all(holds_traced(item) for item in write.after):
+            return "any", None
+        return "length", len(write.before) if write.before else place.key
+    if before is MISSING or isinstance(before, torch.Tensor) or holds_traced(write.after) and not isinstance(
+            before, _SCALARS):
+        return "exists", before is not MISSING
+    if isinstance(before, (*_SCALARS, tuple)):
+        return "equal", before
+    return "same", before
+
+
+def as_expected(place: Place, how: str, what: object) -> bool:
+    if how == "any":
+        return True
+    if how == "length":
+        return len(place.backing) == what
+    now = place.read()
+    if how == "exists":
+        return (now is not MISSING) is what
+    if how == "equal":
+        return _unchanged(what, now)
+    return now is what
+
+
+def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None) -> list[_Holder]:
+    if isinstance(obj, torch.nn.Module):
+        # Its attributes live in four dicts: its own, its parameters and buffers (a tensor
+        # set where one was goes there), and its submodules (looked into in turn).
+        own = vars(obj)
+        holders = [_Holder("attr", obj, own[store], path, parts, argument) for store in ("_parameters", "_buffers")
+                   if own[store]]
+        return [*holders, _Holder("attr", obj, own, path, parts, argument, skip=_MODULE_INTERNALS),
+                _Holder("modules", obj, own["_modules"], path, parts, argument)]
+    if isinstance(obj, CellType):
+        return [_Holder("cell", obj, obj, path, parts, argument)]
+    if isinstance(obj, FunctionType):
+        # One of the program's functions: the variables of its closure (`nonlocal`).
+        cells = zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=True)
+        return [_Holder("cell", cell, cell, var, (var,), argument) for var, cell in cells]
+    if isinstance(obj, (dict, list)):
+        return [_Holder("item", obj, obj, path, parts, argument)] if len(obj) <= _ENTRIES else []
+    if isinstance(obj, tuple):
+        # Immutable, but what it holds may not be.
+        return [_Holder("tuple", obj, obj, path, parts, argument)] if len(obj) <= _ENTRIES else []
+    own = getattr(obj, "__dict__", None)
+    if isinstance(own, dict) and len(own) <= _ENTRIES:
+        return [_Holder("attr", obj, own, path, parts, argument)]
+    return []
+
+
+def _looked_into(value: object) -> bool:
+    if isinstance(value, FunctionType):
+        return bool(value.__closure__) and is_user_code(value.__code__)
+    if isinstance(value, _OPAQUE):
+        return False
+    return isinstance(value, (dict, list, tuple, CellType, torch.nn.Module)) or hasattr(value, "__dict__")
+
+
+def _part(key: object) -> str:
+    """A key as part of a name: `cache[(3, 4)]` is `cache_3_4`."""
+    if isinstance(key, tuple):
+        return "_".join(_part(k) for k in key)
+    return key if isinstance(key, str) else str(key)
+
+
+def _cell_contents(cell: CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return MISSING
+
+
+def _traced_in(value: object) -> bool:
+    """Whether a traced tensor is in `value`, in its containers or inside an object."""
+    return holds_traced(value) or hidden_traced(value) is not None
+
+
+def holds_traced(value: object) -> bool:
+    """Whether `value` is a traced tensor or a container (tuple, list, dict, named tuple,
+    dataclass) holding one."""
+    if type(value) is TensorProxy:
+        return True
+    if isinstance(value, (int, float, str, bool, type(None), torch.Tensor)):
+        return False
+    return any(type(leaf) is TensorProxy for leaf in tree_leaves(value))
+
+
+def hidden_traced(value: object) -> tuple[str, TensorProxy] | None:
+    """(the type, the traced tensor) of an object among `value` that keeps a traced
+    tensor inside it where no container rule reaches (an instance of a plain class), or
+    None."""
+    if isinstance(value, (int, float, str, bool, type(None), torch.Tensor)):
+        return None
+    for leaf in tree_leaves(value):
+        if type(leaf) is TensorProxy or rebuild_call(leaf) is not None:
+            continue
+        own = getattr(leaf, "__dict__", None)
+        if isinstance(own, dict):
+            for item in own.values():
+                traced = next((t for t in tree_leaves(item) if type(t) is TensorProxy), None)
+                if traced is not None:
+                    return type(leaf).__qualname__, traced
+    return None
