@@ -12,9 +12,9 @@ import torch
 from tracecli.core.errors import UserError
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import tree_leaves, tree_leaves_with_path, tree_map
-from tracecli.core.values import NumberValue, TensorValue
+from tracecli.core.values import NumberValue
+from tracecli.frontend.placement import Placement
 from tracecli.frontend.proxy import TensorProxy
-from tracecli.ops.torch_bridge import type_of
 
 
 def _one_input(container) -> bool:
@@ -29,10 +29,9 @@ def input_objects(arg) -> list:
     return tree_leaves(arg, is_leaf=_one_input)
 
 
-def _input_value(registry: NameRegistry, name: str, obj, device: str | None):
+def _input_value(registry: NameRegistry, name: str, obj, placement: Placement):
     if isinstance(obj, torch.Tensor):
-        t = type_of(obj)
-        return TensorValue(registry.take(name), t.shape, t.dtype, device or t.device)
+        return placement.value(registry.take(name), obj)
     return NumberValue(registry.take(name), obj)
 
 
@@ -53,7 +52,7 @@ def bind_entry(fn: Callable, args: tuple, kwargs: dict) -> inspect.BoundArgument
     return bound
 
 
-def argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, device: str | None):
+def argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: dict, placement: Placement):
     """(values, objects) for the entry's arguments, flattened in signature order; an
     item of a container argument is named after its place: `<param>_0`, `<param>_1_0`,
     `batch_input_ids` for a dict's (or a dataclass's) item."""
@@ -61,7 +60,7 @@ def argument_inputs(registry: NameRegistry, fn: Callable, args: tuple, kwargs: d
     objs: list = []
     for param, arg in bind_entry(fn, args, kwargs).arguments.items():
         for path, obj in tree_leaves_with_path(arg, is_leaf=_one_input, labels=True):
-            values.append(_input_value(registry, "_".join([param, *map(str, path)]), obj, device))
+            values.append(_input_value(registry, "_".join([param, *map(str, path)]), obj, placement))
             objs.append(obj)
     return values, objs
 

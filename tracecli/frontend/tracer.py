@@ -52,6 +52,7 @@ from tracecli.frontend.overrides import (
     FUNCTION_APPLY,
     tracing_overrides,
 )
+from tracecli.frontend.placement import Placement
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
@@ -80,7 +81,7 @@ from tracecli.ops.autocast import device_type
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError, canonical_dim
-from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
+from tracecli.ops.torch_bridge import FROM_TORCH, to_device
 
 
 @dataclass
@@ -171,7 +172,7 @@ def _resolve(func):
 
 
 class _Tracer:
-    def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes, env: DimEnv | None = None):
+    def __init__(self, registry: NameRegistry, placement: Placement, scopes: ModuleScopes, env: DimEnv | None = None):
         self.registry = registry
         self.env = env  # symbolic shapes: the size symbols and what tracing assumed of them
         self.watch = IndexWatch(env) if env is not None else None
@@ -180,7 +181,7 @@ class _Tracer:
             env.locate = locate
             env.foreign = self.on_dim_arith
             env.on_index = self.watch.on_index
-        self.device = device
+        self.placement = placement
         self.proxies: dict[str, TensorProxy] = {}
         self.hints = HintTracker(self.proxies.get)  # the dict's own get: no Python frame per lookup
         self.recorder = Recorder(registry, scopes.current, self.hints)
@@ -282,8 +283,7 @@ class _Tracer:
             self.rereads.append((len(self.lifted), home, tensor_kind(tensor)))
         elif home is not None:
             self.homes.append((tensor, home))
-        t = type_of(tensor)
-        value = TensorValue(name, t.shape, t.dtype, t.device)
+        value = self.placement.value(name, tensor)
         self.lifted.append((value, tensor))
         self.stand_for(tensor, value)
         self.training.input(value, tensor)
@@ -478,6 +478,8 @@ class _Tracer:
             raise _error_at_user_line(f"changing requires_grad is not traced: {FREEZE_ADVICE}")
         if kind in _TRAINING_CALLS:
             return self._training_call(kind, args, kwargs)
+        if kind == "metadata" and self.placement.device and (placed := self.placement.device_read(func, args)):
+            args = placed  # `w.device` of a weight standing for one on the traced device
         if kind == "metadata" and args and type(args[0]) is TensorProxy and _layout_read(func):
             self._check_layout_known(args[0], _layout_read(func))
         if kind == "metadata" and self.env is not None:
@@ -875,7 +877,8 @@ def trace_callable(
     if torch.get_default_dtype() is not torch.float32:
         raise error_at_definition(fn, DEFAULT_DTYPE_REFUSAL.format(torch.get_default_dtype()))
     registry = NameRegistry()
-    input_values, input_objs = argument_inputs(registry, fn, args, kwargs, device)
+    placement = Placement(device)
+    input_values, input_objs = argument_inputs(registry, fn, args, kwargs, placement)
     for value, obj in zip(input_values, input_objs, strict=True):
         unstrided = _unstrided(obj, f"input `{value.name}`")
         if unstrided:
@@ -884,7 +887,7 @@ def trace_callable(
     if env is not None:
         input_values = symbolic_inputs(dims, env, registry, input_values)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
-    tracer = _Tracer(registry, device or "cpu", scopes, env)
+    tracer = _Tracer(registry, placement, scopes, env)
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())
@@ -909,8 +912,7 @@ def trace_callable(
             if unstrided:
                 raise error_at_definition(fn, unstrided)
             if value is None:  # tied weights are one input, swapped everywhere they appear
-                t = type_of(tensor)
-                value = TensorValue(registry.take(qualname), t.shape, t.dtype, device or t.device)
+                value = placement.value(registry.take(qualname), tensor)
                 by_id[id(tensor)] = value
                 input_values.append(value)
                 input_objs.append(tensor)

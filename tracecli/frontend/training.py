@@ -286,6 +286,7 @@ class Training:
             leaf = self.leaf(param) or "param"
             for key, value in state.items():
                 if isinstance(value, torch.Tensor):
+                    self.tracer.placement.optimizer_state(optimizer, param, key, value)
                     self.names[id(value)] = (f"{kind}_{key}_{leaf}", _state_home(optimizer, param, key))
                     self.state_of[id(value)] = leaf
         for group in optimizer.param_groups:

@@ -21,7 +21,6 @@ from tracecli.executors import EXECUTORS, CompiledRunError, compile_for
 from tracecli.frontend.inputs import (
     call_sample_inputs,
     check_device,
-    device_available,
     inputs_from_specs,
     parse_sizes,
     parse_spec,
@@ -42,6 +41,7 @@ from tracecli.frontend.state import DEPTH as STATE_DEPTH
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
+from tracecli.jobs.devices import move_state, require_device, runs_here
 from tracecli.jobs.gradients import check_gradients, differentiate
 from tracecli.jobs.guards import Guard, guard_for
 from tracecli.jobs.size_guards import SizeCheck, size_check
@@ -142,15 +142,6 @@ def split_target(target: str) -> tuple[str, str | None]:
     if m and m.group("path").endswith(".py"):
         return m.group("path"), m.group("entry")
     return target, None
-
-
-def require_device(device: str, command: str) -> None:
-    if not device_available(device):
-        raise UserError(
-            f"device {device} is not available on this machine"
-            + (" (torch.cuda.is_available() is False)" if device.startswith("cuda") else "")
-            + f"; `tracecli {command}` needs it to execute. Use `tracecli trace` to see the trace without running it"
-        )
 
 
 def autocast_state() -> tuple:
@@ -282,9 +273,9 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     entry, fn, reason = choose_entry(script, entry_name, main_mode=main_mode)
     if is_module_class(fn, script) and not main_mode:
         fn = _instantiate(script, entry, fn)
-    available = device_available(device)
-    if isinstance(fn, torch.nn.Module) and available:
-        fn.to(device)
+    available = runs_here(device)
+    if available and not main_mode:
+        move_state(device, fn, script.namespace)
     result = JobResult(script, entry, reason, device, executor=executor, symbolic=policy is not None)
     if main_mode:
         _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, repeat=repeat,
@@ -396,7 +387,7 @@ def _sizes_of(trace: Trace, sizes: dict[str, int], args: tuple, kwargs: dict, pr
 def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: int,
                   sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
     if specs:
-        return inputs_from_specs(specs, device if device_available(device) else "cpu", seed, sizes)
+        return inputs_from_specs(specs, device if runs_here(device) else "cpu", seed, sizes)
     if script.sample_inputs is None:
         raise UserError(
             f"{script.path}: no inputs: define sample_inputs(device) in the script "

@@ -150,6 +150,22 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def mixed_devices(devices: list[str]) -> str:
+    """Eager's refusal of tensors on two devices in one op, with what to do about it."""
+    first, second = sorted(devices, key=lambda device: device == "cpu")[:2]
+    advice = (" A tensor made without device= is on the CPU, as in eager: make it with device=x.device, or move "
+              "it with .to(x.device)") if second == "cpu" else ""
+    return f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!{advice}"
+
+
+def same_device(*operands) -> None:
+    """Refuse tensors on more than one device, in eager's words (a prim's operands are on
+    one device: ltorch moves a zero-dim CPU tensor where torch reads it as a number)."""
+    devices = {x.device for x in operands if isinstance(x, TensorValue)}
+    if len(devices) > 1:
+        raise ShapeError(mixed_devices(sorted(devices)))
+
+
 def canonical_dim(dim: int, ndim: int) -> int:
     # Zero-dim tensors accept dims 0 and -1, as in torch.
     bound = max(ndim, 1)

@@ -20,6 +20,7 @@ from tracecli.ops.ltorch import (  # noqa: F401 - each declares its symbols
     factories,
     fft,
     fft_windows,
+    foreach,
     indexing,
     indexing_scatter,
     inplace,

@@ -17,7 +17,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import POLICIES, Autocast
 from tracecli.ops.forms import FORMS
-from tracecli.ops.promotion import ShapeError, broadcast_shapes
+from tracecli.ops.promotion import ShapeError, broadcast_shapes, mixed_devices
 from tracecli.ops.views import VIEW_RULES
 
 ALL: dict[str, Symbol] = {}
@@ -143,12 +143,30 @@ def broadcast_to(x, shape: tuple[int, ...]):
 
 
 def broadcast_all(*operands):
-    shapes = [x.shape for x in operands if isinstance(x, TensorValue)]
+    tensors = [x for x in operands if isinstance(x, TensorValue)]
+    if any(x.device != tensors[0].device for x in tensors):
+        operands = on_one_device(operands)
+    shapes = [x.shape for x in tensors]
     if shapes and all(_static(s) and s == shapes[0] for s in shapes):
         # One static shape, as elementwise code mostly has: nothing to broadcast.
         return operands
     shape = broadcast_shapes(*shapes)
     return tuple(broadcast_to(x, shape) for x in operands)
+
+
+def on_one_device(operands: tuple) -> tuple:
+    """The operands of one elementwise op on one device, by torch's rule: a zero-dim CPU
+    tensor is read as the number it holds, beside tensors on any device (`p / bias_correction`
+    with an optimizer's step count on the CPU and `p` on the GPU), and is moved to theirs;
+    tensors on two other devices are refused, as in eager."""
+    placed = {x.device for x in operands if isinstance(x, TensorValue) and not (x.device == "cpu" and not x.shape)}
+    if len(placed) > 1:
+        raise ShapeError(mixed_devices(sorted(placed)))
+    if not placed:
+        return operands
+    device = placed.pop()
+    return tuple(prims.device_put(x, device) if isinstance(x, TensorValue) and x.device != device else x
+                 for x in operands)
 
 
 def _static(shape: tuple) -> bool:

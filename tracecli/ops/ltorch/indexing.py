@@ -74,6 +74,16 @@ def _constant_index(values: list, device: str) -> TensorValue:
     return prims.reshape(out, shape) if not same_shape(out.shape, shape) else out
 
 
+def on_indexed_device(x: TensorValue, index: TensorValue) -> TensorValue:
+    """An index tensor on x's device: torch moves an index on the CPU there itself, and
+    refuses one on any other device."""
+    if index.device == x.device:
+        return index
+    if index.device != "cpu":
+        raise ShapeError(f"indices should be either on cpu or on the same device as the indexed tensor ({x.device})")
+    return prims.device_put(index, x.device)
+
+
 def _check_index_tensor(index: TensorValue) -> None:
     if index.dtype in (dtypes.bool8, dtypes.uint8):
         raise _mask_error(f"a {index.dtype.name} tensor")
@@ -174,7 +184,7 @@ def _basic_index(x: TensorValue, items: list) -> tuple[TensorValue, list[tuple[i
     for position, item in items_advanced:
         index = _constant_index(item, x.device) if isinstance(item, list) else expect_tensor(item, "indexing")
         _check_index_tensor(index)
-        advanced.append((position, index))
+        advanced.append((position, on_indexed_device(x, index)))
     out = x
     if not whole_bounds(bounds, x.shape):
         starts, stops, steps = (tuple(part) for part in zip(*bounds, strict=True))
@@ -526,7 +536,7 @@ def assignment(x: TensorValue, key) -> Assignment:
             indices.append(None)
             continue
         if isinstance(item, TensorValue):
-            index = item if item.dtype != dtypes.uint8 else convert(item, dtypes.bool8)
+            index = on_indexed_device(x, item if item.dtype != dtypes.uint8 else convert(item, dtypes.bool8))
             if not (index.dtype == dtypes.bool8 or index.dtype in _INDEX_DTYPES):
                 raise ShapeError(f"tensors used as indices must be integer or bool tensors, got {index.dtype.name}")
             taken = index.ndim if index.dtype == dtypes.bool8 else 1

@@ -129,6 +129,8 @@ def _copy_(self, src, non_blocking=False):
 def copy_(self, src):
     """in place: self = src, converted and broadcast to self"""
     self, src = expect_tensor(self, "copy_"), expect_tensor(src, "copy_")
+    if src.device != self.device:
+        src = prims.device_put(src, self.device)  # copy_ copies across devices
     return prims.convert_element_type(broadcast_to(src, self.shape), self.dtype)
 
 
@@ -194,6 +196,8 @@ def setitem_(self, key, value):
     value = convert(value, self.dtype)
     if not is_tensor(value):
         value = prims.full((), value, device=self.device, dtype=self.dtype)
+    elif value.device != self.device and (plan.indices is None or (value.device == "cpu" and not value.shape)):
+        value = prims.device_put(value, self.device)  # copied across, as eager copies into the region
     starts, stops, steps = (tuple(part) for part in zip(*plan.bounds, strict=True)) if plan.bounds else ((), (), ())
     whole = whole_bounds(plan.bounds, self.shape)
     region = self if whole else prims.slice(self, starts, stops, steps if any(s != 1 for s in steps) else None)

@@ -6,7 +6,7 @@ import torch
 
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, same_device
 
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
@@ -26,8 +26,9 @@ def _spatial_dims(name: str, x, weight, bias) -> int:
             f"{n + 2}, got {list(x.shape)} and {list(weight.shape)}"
         )
     operands = [x, weight] + ([bias] if bias is not None else [])
-    if any(t.dtype != x.dtype or t.device != x.device for t in operands):
-        raise ShapeError(f"prims.{name} operands must share dtype and device")
+    same_device(*operands)
+    if any(t.dtype != x.dtype for t in operands):
+        raise ShapeError(f"prims.{name} operands must share a dtype")
     if not x.dtype.is_float:
         raise ShapeError(f"prims.{name} needs floating point operands, got {x.dtype.name}")
     return n

@@ -13,7 +13,7 @@ from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import ANY, INEXACT, NUMBER, REAL, check_kinds, prim
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, same_device
 
 _FLOAT = frozenset({"float"})
 _INT = frozenset({"int"})
@@ -32,6 +32,7 @@ def binary_type(name: str, a, b, out_dtype: DType | None = None, kinds: frozense
     tensors = [v for v in (a, b) if isinstance(v, TensorValue)]
     if not tensors:
         raise ShapeError(f"prims.{name} needs at least one tensor operand")
+    same_device(*tensors)
     first = tensors[0]
     for other in tensors[1:]:
         if other.shape != first.shape or other.dtype != first.dtype or other.device != first.device:

@@ -11,7 +11,7 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import check_dim, prim
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, same_device
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 
@@ -19,8 +19,7 @@ _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 def _check_index(name: str, x: TensorValue, index: TensorValue) -> None:
     if index.dtype not in _INDEX_DTYPES:
         raise ShapeError(f"prims.{name} needs an int32 or int64 index, got {index.dtype.name}")
-    if index.device != x.device:
-        raise ShapeError(f"prims.{name}: the index is on {index.device}, the tensor on {x.device}")
+    same_device(x, index)
 
 
 # --- take, gather ----------------------------------------------------------------

@@ -15,7 +15,7 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import check_dim, prim
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, same_device
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -32,8 +32,7 @@ def _scatter_type(name: str, x: TensorValue, index: TensorValue, src: TensorValu
         raise ShapeError(f"prims.{name} takes src of the tensor's own dtype ({x.dtype.name})")
     if x.dtype == dtypes.complex32:
         raise ShapeError(f"prims.{name}: torch's scatter kernels do not take complex32")
-    if index.device != x.device or src.device != x.device:
-        raise ShapeError(f"prims.{name}: index and src must be on {x.device}, the tensor's device")
+    same_device(x, index, src)
     check_dim(name, x, dim)
     xs, idx, ss = _sizes(x), _sizes(index), _sizes(src)
     if not len(xs) == len(idx) == len(ss):

@@ -10,12 +10,13 @@ from tracecli.core import dtypes
 from tracecli.core.dtypes import DType
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
-from tracecli.ops.promotion import ShapeError, broadcast_shapes
+from tracecli.ops.promotion import ShapeError, broadcast_shapes, same_device
 
 
 def _matmul_meta(a: TensorValue, b: TensorValue) -> TensorType:
-    if a.dtype != b.dtype or a.device != b.device:
-        raise ShapeError("prims.matmul operands must share dtype and device")
+    same_device(a, b)
+    if a.dtype != b.dtype:
+        raise ShapeError("prims.matmul operands must share a dtype")
     if a.dtype == dtypes.bool8:
         raise ShapeError("matmul is not implemented for bool tensors")
     if a.dtype.kind == "int" and on_cuda(a):

@@ -10,7 +10,7 @@ import torch
 from tracecli.core.dims import Dim, statically_equal
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
-from tracecli.ops.promotion import ShapeError
+from tracecli.ops.promotion import ShapeError, same_device
 
 
 def _broadcast_in_dim_meta(x: TensorValue, shape, broadcast_dims) -> TensorType:
@@ -83,11 +83,12 @@ slice = prim("slice", _slice_meta, _slice)  # noqa: A001 - printed as prims.slic
 
 
 def _cat_meta(tensors, dim: int) -> TensorType:
+    same_device(*tensors)
     first = tensors[0]
     size = 0
     for t in tensors:
-        if t.ndim != first.ndim or t.dtype != first.dtype or t.device != first.device:
-            raise ShapeError("prims.cat operands must share rank, dtype and device")
+        if t.ndim != first.ndim or t.dtype != first.dtype:
+            raise ShapeError("prims.cat operands must share rank and dtype")
         if any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True)) if i != dim):
             raise ShapeError(f"cannot concatenate {list(first.shape)} and {list(t.shape)} along {dim}")
         size += t.shape[dim]
