@@ -467,3 +467,21 @@ def test_greedy_decoding_with_a_hugging_face_cache_given_as_an_argument(cli, tmp
     assert 'ltorch.store_attr(cache_layers_0, "is_initialized", True)' in result.stdout
     assert 'ltorch.store_attr(cache_layers_1, "keys", t' in result.stdout
     assert "step: 4 calls, 4 distinct traces" in result.stdout
+
+
+def test_a_dict_whose_getitem_makes_something_else_is_put_back_as_it_held_it():
+    # transformers' ACT2FN holds classes and hands out instances of them: what tracing
+    # looks at and puts back is what the dict holds.
+    class Instantiating(dict):
+        def __getitem__(self, key):
+            return super().__getitem__(key)()
+
+    registry = Instantiating(relu=torch.nn.ReLU)
+    cache: dict = {}
+
+    def f(x):
+        cache["act"] = registry["relu"]
+        return cache["act"](x) + 1
+
+    trace_callable(f, (torch.ones(3),))
+    assert dict.get(registry, "relu") is torch.nn.ReLU and cache == {}

@@ -79,7 +79,9 @@ class Place:
             return list(backing[self.key:])
         if isinstance(backing, (list, tuple)):
             return backing[self.key] if self.key < len(backing) else MISSING
-        return backing[self.key] if self.key in backing else MISSING
+        # What the dict holds, not what a subclass's __getitem__ makes of it (transformers'
+        # ACT2FN makes an instance of the class it holds).
+        return dict.get(backing, self.key, MISSING)
 
     def put(self, value: object) -> None:
         """The slot set to `value` (MISSING: emptied) directly in what holds it, below any
@@ -137,7 +139,8 @@ class _Holder:
         elif isinstance(backing, (list, tuple)):
             self.copy = list(backing)
         else:
-            self.copy = {k: v for k, v in backing.items() if k not in skip} if skip else dict(backing)
+            items = dict.items(backing)  # as held, below a subclass's __getitem__
+            self.copy = {k: v for k, v in items if k not in skip} if skip else dict(items)
 
     def place(self, key: object, kind: str | None = None) -> Place:
         name = "_".join(self.parts)
@@ -318,7 +321,11 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
     code_fn = inspect.unwrap(getattr(target, "__func__", target))
     code = getattr(code_fn, "__code__", None)
-    if code is not None and getattr(code_fn, "__closure__", None):
+    if code is None or not is_user_code(code):
+        # A library's module as the entry: its attributes are looked at, not the globals
+        # of the library's own files.
+        return StateWatch(roots, None, originals)
+    if getattr(code_fn, "__closure__", None):
         roots += [(cell, var, None) for var, cell in zip(code.co_freevars, code_fn.__closure__, strict=True)]
     return StateWatch(roots, getattr(code_fn, "__globals__", None), originals)
 
@@ -333,7 +340,7 @@ def _dict_writes(holder: _Holder) -> list[StateWrite]:
         skip = frozenset(k for k in (*backing, *before) if isinstance(k, str) and k.startswith("__"))
     else:
         skip = frozenset()
-    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in list(backing.items())
+    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in list(dict.items(backing))
              if key not in skip and not _unchanged(before.get(key, MISSING), now)]
     found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
               if key not in backing and key not in skip]
