@@ -147,7 +147,7 @@ def test_captured_globals_closures_and_a_module_in_a_global_are_on_the_device(tm
     (trace,) = _traced(write(tmp_path, "captured.py", GLOBALS) + ":f")
     devices = {v.name: v.device for v in trace.inputs}
     assert devices == {"x": "cuda:0", "W": "cuda:0", "encoder_weight": "cuda:0", "encoder_bias": "cuda:0",
-                       "scale": "cuda:0", "captured": "cuda:0", "encoder_shift": "cuda:0", "offset": "cuda:0"}
+                       "scale": "cuda:0", "table_bias": "cuda:0", "encoder_shift": "cuda:0", "offset": "cuda:0"}
     _assert_on(trace, "cuda:0")
 
 
