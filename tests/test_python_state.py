@@ -485,3 +485,18 @@ def test_a_dict_whose_getitem_makes_something_else_is_put_back_as_it_held_it():
 
     trace_callable(f, (torch.ones(3),))
     assert dict.get(registry, "relu") is torch.nn.ReLU and cache == {}
+
+
+def test_an_optimizer_given_as_an_argument_is_left_to_the_training_support():
+    # Its state is the training support's to name, read and put back: not a place of
+    # Python state the trace replays (which would tie each trace to one step's moments).
+    model = torch.nn.Linear(4, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(model, optimizer, x):
+        optimizer.zero_grad()
+        model(x).square().mean().backward()
+        optimizer.step()
+
+    program = trace_callable(step, (model, optimizer, torch.ones(3, 4)))
+    assert not any(w.place.path.startswith("optimizer") for w in program.writes)

@@ -315,7 +315,7 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
     given = bind_entry(fn, args, kwargs).arguments
     originals: dict[int, object] = {}
     for name, value in bind_entry(fn, call_args, call_kwargs).arguments.items():
-        if not isinstance(value, torch.Tensor):
+        if _looked_into(value):  # (an optimizer's state is the training support's to put back)
             copied_containers(given.get(name), value, originals)
             roots.append((value, name, name))
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
