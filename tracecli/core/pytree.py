@@ -255,6 +255,12 @@ def rebuild_call(obj: object) -> Rebuild | None:
     return Rebuild(node.unflatten, (list(children), context))
 
 
+def built_as(kind: type) -> object:
+    """What builds a `kind` in printed code: the type itself, or what a stand-in tuple
+    subclass was declared to be built by (`build_as`)."""
+    return _BUILT_BY.get(kind, kind)
+
+
 def rebuild_tuple(like: tuple, items: Iterable) -> tuple:
     """A tuple of `like`'s type (plain, named tuple or structseq) holding `items`
     (ops/opaque.py's meta-tensor walkers use it)."""

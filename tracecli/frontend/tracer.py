@@ -45,6 +45,7 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.legacy import LEGACY_CALLS
 from tracecli.frontend.overrides import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
@@ -219,9 +220,13 @@ class _Tracer:
         return obj
 
     def output_values(self, result):
-        """What the entry returns, as values: as `to_values`, but a torch.Size stays one
-        (a symbolic one holds size symbols, and the trace builds the torch.Size)."""
-        return tree_map(self._leaf_value, result, is_leaf=_slice)
+        """What the entry returns, or an unmodelled call reads, as values: as `to_values`,
+        but a torch.Size stays one (a symbolic one holds size symbols, and the trace
+        builds the torch.Size), and so does a torch.device."""
+        return tree_map(self._form_value, result, is_leaf=_slice)
+
+    def _form_value(self, obj):
+        return obj if isinstance(obj, torch.device) else self._leaf_value(obj)
 
     def to_proxies(self, obj):
         if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
@@ -408,6 +413,10 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
+        if kind == "rewrite":  # a call torch spells in a form of its own (frontend/legacy.py)
+            rewritten = self._rewritten(adapter, args, kwargs)
+            func, args, kwargs = rewritten or (func, args, kwargs)
+            kind, adapter = _resolve(func) if rewritten else ("opaque", None)
         if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
             wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
             if args[0].requires_grad == wanted:
@@ -478,6 +487,9 @@ class _Tracer:
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
+        # An unmodelled call gets its arguments in eager's forms: torch tells a torch.Size
+        # from a tuple (`x.new(torch.Size([5, 8]))` is 5x8, `x.new((5, 8))` holds 5 and 8).
+        vargs, vkwargs = self.output_values(args), self.output_values(kwargs)
         # What the call reads matters only to calls no ltorch symbol took: asked here, not
         # of every call.
         read = values_in((vargs, vkwargs))
@@ -491,6 +503,14 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
+
+    def _rewritten(self, rewrite: Callable, args: tuple, kwargs: dict) -> tuple | None:
+        """The call `x.new(...)`, `torch.Tensor(2, 3)` and kin mean, or None where torch's
+        own parsing is left to refuse it."""
+        try:
+            return rewrite(*args, **kwargs)
+        except TypeError as exc:
+            raise _error_at_user_line(str(exc)) from exc
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
@@ -566,6 +586,7 @@ _resolved[FUNCTION_APPLY] = ("function-apply", None)
 _resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
 _resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
 _resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
+_resolved.update((func, ("rewrite", rewrite)) for func, rewrite in LEGACY_CALLS.items())
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
 
 

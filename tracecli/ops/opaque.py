@@ -25,7 +25,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 
 from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import rebuild_tuple
+from tracecli.core.pytree import built_as, rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.forms import UnsupportedCall
@@ -120,8 +120,12 @@ def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor], on_device: bo
         tensor = torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device=obj.device if on_device else "meta")
         tensors.append(tensor)
         return tensor
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_meta(o, devices, tensors, on_device) for o in obj)
+    if isinstance(obj, list):
+        return [_to_meta(o, devices, tensors, on_device) for o in obj]
+    if isinstance(obj, tuple):
+        items = [_to_meta(o, devices, tensors, on_device) for o in obj]
+        # A torch.Size is one to the kernel too (a symbolic one: of its example sizes).
+        return torch.Size(items) if built_as(type(obj)) is torch.Size else rebuild_tuple(obj, items)
     if isinstance(obj, dict):
         return {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()}
     if isinstance(obj, DType):
@@ -304,8 +308,10 @@ def _fake_mode() -> Iterator[FakeTensorMode]:
 def _to_fake(obj, mode: FakeTensorMode):
     if isinstance(obj, torch.Tensor):
         return mode.from_tensor(obj)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_fake(o, mode) for o in obj)
+    if isinstance(obj, list):
+        return [_to_fake(o, mode) for o in obj]
+    if isinstance(obj, tuple):
+        return rebuild_tuple(obj, [_to_fake(o, mode) for o in obj])
     if isinstance(obj, dict):
         return {k: _to_fake(v, mode) for k, v in obj.items()}
     return obj
