@@ -145,7 +145,25 @@ def _from_meta(obj, device: str, name: str):
         return rebuild_tuple(obj, [_from_meta(o, device, name) for o in obj])
     if isinstance(obj, list):
         return [_from_meta(o, device, name) for o in obj]
+    if isinstance(obj, dict):
+        if any(isinstance(leaf, torch.Tensor) for leaf in _leaves(list(obj.values()))):
+            # A call's results are named by unpacking them (`(t0, t1) = ...`): a dict has no such syntax.
+            raise UnsupportedCall(f"{name} returns tensors in a dict, which a traced call cannot name; return them "
+                                  "in a tuple or list")
+        return {k: _from_meta(v, device, name) for k, v in obj.items()}
+    if isinstance(obj, torch.device) and obj.type == "meta":
+        return torch.device(device)  # the call's device, which the meta tensors stood in for
+    if isinstance(obj, _MEMORY):
+        # A storage is the memory itself (its address, its bytes): a trace has none to hand on.
+        raise UnsupportedCall(
+            f"{name} returns the storage of a traced tensor (torch.{type(obj).__qualname__}), its memory, which the "
+            "trace does not hold; ask the tensor itself (x.numel() * x.element_size() bytes), or call it outside "
+            "the traced function")
     return obj
+
+
+# What opaque calls may return that a trace cannot hold.
+_MEMORY = (torch.UntypedStorage, torch.TypedStorage)
 
 
 def _leaves(obj) -> list:
