@@ -141,3 +141,44 @@ def test_a_storage_is_refused_at_the_users_line(cli, tmp_path, body):
     assert result.exit_code == 2
     assert "semantics.py:46:" in result.output and "the storage of a traced tensor" in result.output
     assert "Traceback" not in result.output
+
+
+# -- numbers read out of tensors whose values tracing knows ----------------------------------------
+
+
+@pytest.mark.parametrize("body", [
+    "items = [x, x * 2, x * 3]; return items[torch.as_tensor(2)], items[torch.tensor(1) + 1]",
+    "n = torch.arange(4).sum(); return x * int(n), x[:, torch.tensor(1)] * float(torch.tensor(2.5))",
+    "t = torch.tensor([1.0, 2.0]); return x * t.tolist()[1]",
+    "t = torch.zeros(3); t[1] = 5; k = torch.tensor(0); k += 1; return x * t[1].item() * k.item()",
+    "t = torch.tensor(3); return x * 2 if t > 2 else x",
+    "idx = torch.tensor([2, 0]); return [x, x + 1, x + 2][idx[0]], x.new_zeros(int(torch.tensor(4)))",
+], ids=["index", "int-float", "tolist", "written-with-constants", "bool", "index-of-index"])
+def test_a_tensor_made_from_constants_reads_as_the_number_it_holds(cli, tmp_path, body):
+    result = run(cli, tmp_path, body)
+    assert result.exit_code == 0, result.output
+
+
+def test_the_tensor_read_stays_an_op_in_the_trace(cli, tmp_path):
+    result = cli("trace", script(tmp_path, "items = [x, x * 2, x * 3]; return items[torch.as_tensor(2)]"),
+                 "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert 't2 = torch.as_tensor(2)  # t2: "cpu i64[]"' in result.stdout and 'return t1' in result.stdout
+
+
+@pytest.mark.parametrize("body", [
+    "t = torch.tensor(3.0); t.add_(x.sum()); return x * float(t)",
+    "t = torch.rand(1); return x * float(t)",
+    "t = torch.empty(2); return x * t[0].item()",
+    "return x * int(x.sum() > 0)",
+])
+def test_a_value_that_may_differ_between_calls_is_not_read(cli, tmp_path, body):
+    result = run(cli, tmp_path, body)
+    assert result.exit_code == 2
+    assert "needs the tensor's values, which tracing does not have" in result.output
+
+
+def test_a_size_symbol_is_no_known_value(cli, tmp_path):
+    result = run(cli, tmp_path, "return x * int(torch.tensor(x.shape[0]))", "--dynamic")
+    assert result.exit_code == 2
+    assert "needs the tensor's values" in result.output

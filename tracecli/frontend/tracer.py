@@ -45,6 +45,7 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.known import NOT_KNOWN, KnownValues
 from tracecli.frontend.legacy import LEGACY_CALLS
 from tracecli.frontend.overrides import (
     AUTOGRAD_BACKWARD,
@@ -170,6 +171,7 @@ class _Tracer:
         self.in_torch_call = 0
         self.aliasing = Aliasing()
         self.training = Training(self)
+        self.known_values = KnownValues()  # values of tensors made from constants: read as numbers
         self.root = None  # the frame that calls the traced function: where user code starts
 
     # -- proxies and values ----------------------------------------------------
@@ -326,6 +328,7 @@ class _Tracer:
         """Follow views and in-place writes among the bound symbols just recorded (the
         writes back into bases that those make are recorded and followed on the way)."""
         self.training.recorded(self.recorder.bsyms[start:])
+        self.known_values.recorded(self.recorder.bsyms[start:])
         for bsym in self.recorder.bsyms[start:]:
             try:
                 written = self.aliasing.note(bsym)
@@ -436,6 +439,10 @@ class _Tracer:
             # made and initialised for real): nothing to trace.
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
+        if kind == "data" and type(args[0]) is TensorProxy:
+            known = self.known_values.read(func, self.value_of(args[0]), args, kwargs)
+            if known is not NOT_KNOWN:
+                return known
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
