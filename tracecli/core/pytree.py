@@ -374,6 +374,13 @@ def rebuild_tuple(like: tuple, items: Iterable) -> tuple:
     return _NODES[type(like)].unflatten(list(items), None)
 
 
+def rebuild_mapping(like: dict, items: dict) -> dict:
+    """A mapping of `like`'s type (an OrderedDict, a defaultdict with its factory, a dict
+    subclass) holding `items`, which has `like`'s keys."""
+    node = _NODES[type(like)]
+    return node.unflatten(list(items.values()), node.flatten(like)[1])
+
+
 # -- fast paths ---------------------------------------------------------------------------
 # Passes read, rewrite and key the arguments and outputs of every bound symbol, and the
 # tracer reads those of every call. Built on the generic walkers (a call per leaf, a spec

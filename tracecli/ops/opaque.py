@@ -25,7 +25,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 
 from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import built_as, rebuild_tuple
+from tracecli.core.pytree import built_as, rebuild_mapping, rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.forms import UnsupportedCall
@@ -127,7 +127,7 @@ def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor], on_device: bo
         # A torch.Size is one to the kernel too (a symbolic one: of its example sizes).
         return torch.Size(items) if built_as(type(obj)) is torch.Size else rebuild_tuple(obj, items)
     if isinstance(obj, dict):
-        return {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()}
+        return rebuild_mapping(obj, {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()})
     if isinstance(obj, DType):
         return TO_TORCH[obj]
     return obj
@@ -331,7 +331,7 @@ def _to_fake(obj, mode: FakeTensorMode):
     if isinstance(obj, tuple):
         return rebuild_tuple(obj, [_to_fake(o, mode) for o in obj])
     if isinstance(obj, dict):
-        return {k: _to_fake(v, mode) for k, v in obj.items()}
+        return rebuild_mapping(obj, {k: _to_fake(v, mode) for k, v in obj.items()})
     return obj
 
 
