@@ -88,6 +88,13 @@ def test_device_queries_answer_for_the_traced_device_on_any_machine(cli, tmp_pat
             '"FloatStorage")') in result.stdout
 
 
+def test_a_device_an_unmodelled_call_returns_is_the_traced_device(cli, tmp_path):
+    path = script(tmp_path, "s, device, meta = stats(x); return x * s.n, device")
+    result = cli("trace", path, "--device", "cuda:0", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert 'torch.device("cuda:0"))' in result.stdout
+
+
 # -- the containers the entry returns ----------------------------------------------------------
 
 

@@ -59,12 +59,13 @@ class KnownValues:
                 self.values.update(computed)
 
     def _compute(self, bsym: BoundSymbol) -> dict[str, torch.Tensor] | None:
+        reads = bsym.arg_values()
+        # Most calls read a value from outside (an input, what an input reaches): one lookup.
+        if any(not isinstance(v, TensorValue) or v.name not in self.values for v in reads):
+            return None  # a value from outside, or a number read from a size
         outputs = bsym.output_values()
         if not outputs or any(not isinstance(o, TensorValue) or _too_large(o) for o in outputs):
             return None
-        reads = bsym.arg_values()
-        if any(not isinstance(v, TensorValue) or v.name not in self.values for v in reads):
-            return None  # a value from outside, or a number read from a size
         sym = bsym.symbol
         if sym.impl is None or not (_modelled(bsym) or (not reads and _unmodelled_factory(bsym))):
             return None

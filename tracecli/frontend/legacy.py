@@ -99,12 +99,10 @@ LEGACY_CALLS: dict[Callable, Callable[..., Rewritten]] = {
 }
 
 
-def _traced(original: type, args: tuple, kwargs: dict):
-    """`original(*args, **kwargs)`, handed to the tracer's mode while one is on."""
-    if torch._C._is_torch_function_mode_enabled():
-        relevant = tuple(a for a in args if isinstance(a, torch.Tensor))
-        return handle_torch_function(original, relevant, *args, **kwargs)
-    return original(*args, **kwargs)
+def _handed_on(original: type, args: tuple, kwargs: dict):
+    """`original(*args, **kwargs)` handed to the tracer's mode."""
+    relevant = tuple(a for a in args if isinstance(a, torch.Tensor))
+    return handle_torch_function(original, relevant, *args, **kwargs)
 
 
 def _tensor_new(*args, **kwargs):
@@ -112,8 +110,7 @@ def _tensor_new(*args, **kwargs):
     # trace is being made, refuse its own stand-in for torch.Tensor.__new__.
     cls, *args = args
     if cls is torch.Tensor and torch._C._is_torch_function_mode_enabled():
-        relevant = tuple(a for a in args if isinstance(a, torch.Tensor))
-        return handle_torch_function(torch.Tensor, relevant, *args, **kwargs)
+        return _handed_on(torch.Tensor, args, kwargs)
     return _BASE_NEW(cls, *args, **kwargs)
 
 
@@ -124,7 +121,9 @@ class _StandIn(type):
     original: type
 
     def __call__(cls, *args, **kwargs):
-        return _traced(cls.original, args, kwargs)
+        if torch._C._is_torch_function_mode_enabled():
+            return _handed_on(cls.original, args, kwargs)
+        return cls.original(*args, **kwargs)  # a module built while tracing makes its weights so
 
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, cls.original)

@@ -147,7 +147,12 @@ def repeat(input, *sizes):
     tiled = tuple(v for r, s in zip(sizes, padded, strict=True) for v in (r, s))
     dims = tuple(2 * (offset + j) + 1 for j in range(input.ndim))
     expanded = prims.broadcast_in_dim(input, tiled, dims)
-    return prims.reshape(expanded, tuple(r * s for r, s in zip(sizes, padded, strict=True)))
+    out = prims.reshape(expanded, tuple(r * s for r, s in zip(sizes, padded, strict=True)))
+    if all(r == 1 or s == 1 for r, s in zip(sizes, padded, strict=True)):
+        # Then the merge needs no copy, and torch's reshape makes none: run as prims, the
+        # result would be a view of the input, which a later write to it would reach.
+        out = prims.clone(out)
+    return out
 
 
 def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
