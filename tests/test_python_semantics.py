@@ -95,6 +95,29 @@ def test_a_device_an_unmodelled_call_returns_is_the_traced_device(cli, tmp_path)
     assert 'torch.device("cuda:0"))' in result.stdout
 
 
+def test_a_copy_to_another_device_is_declared_there(cli, tmp_path):
+    # On the meta tensors an unmodelled call runs on, torch's own .cpu() moves to the CPU
+    # as in eager; its result is declared there, not on the device of what it read.
+    path = write(tmp_path, "host.py", """
+        import torch
+        from torch.overrides import handle_torch_function, has_torch_function
+
+
+        def to_host(x):
+            if has_torch_function((x,)):
+                return handle_torch_function(to_host, (x,), x)
+            return x.cpu() * 2
+
+
+        def f(x):
+            return to_host(x), x.cpu() + 1, x.cuda(0), x.cuda()
+    """)
+    result = cli("trace", path, "--input", "f32[2,3]", "--device", "cuda:0", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert 't0 = to_host(x)  # t0: "cpu f32[2, 3]"' in result.stdout
+    assert 't1 = ltorch.to(x, device="cpu")  # t1: "cpu f32[2, 3]"' in result.stdout
+
+
 # -- the containers the entry returns ----------------------------------------------------------
 
 

@@ -140,7 +140,8 @@ def _from_meta(obj, device: str, name: str):
             layout = str(obj.layout).removeprefix("torch.")
             what = "sparse tensors are" if layout.startswith("sparse") else f"tensors of layout {layout} are"
             raise UnsupportedCall(f"{name} makes a {layout} tensor: {what} not traced")
-        return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device)
+        # A tensor the kernel put on a device of its own (`x.cpu()`, run on fake tensors) is there.
+        return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device if obj.is_meta else to_device(obj.device))
     if isinstance(obj, tuple):
         return rebuild_tuple(obj, [_from_meta(o, device, name) for o in obj])
     if isinstance(obj, list):

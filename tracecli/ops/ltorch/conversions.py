@@ -55,6 +55,21 @@ def _to_method(self, *args, dtype=None, device=None, non_blocking=False, copy=Fa
     return to(self, device=device, dtype=dtype)
 
 
+@torch_form(methods=("cpu",))
+def _cpu(self, memory_format=None):
+    return to(self, device="cpu")
+
+
+@torch_form(methods=("cuda",))
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    # No device, or an index: torch's current CUDA device, or that one.
+    if device is None or isinstance(device, int):
+        device = f"cuda:{device or 0}"
+    if not to_device(device).startswith("cuda"):
+        raise TypeError(f"Tensor.cuda: invalid device {device!r}, expected a CUDA device")
+    return to(self, device=device)
+
+
 @torch_form(methods=("type_as",))
 def _type_as(self, other):
     return to(self, dtype=other.dtype)
