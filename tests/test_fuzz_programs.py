@@ -3,9 +3,10 @@
 Each program is a script as a user might write it: an entry taking a tensor and a
 container of tensors, a global tensor it may read or write, a global module, and a random
 mix of modelled ops, opaque ops, random draws (torch's, and Python's), in-place writes
-(through views too), factories, autocast, control flow on values, and a container
-returned. tracecli may refuse a program (one clear error, exit 2), but a
-program it traces must run through the compiled trace exactly as eager runs it: same
+(through views too), factories, autocast, control flow on values, calls whose arguments
+come in each form torch takes (sizes as varargs, tuples, lists, a torch.Size; types as
+dtypes, names or classes), and a container returned. tracecli may refuse a program (one
+clear error, exit 2), but a program it traces must run through the compiled trace exactly as eager runs it: same
 outputs, same inputs written in place, also after passes and through the prims executor.
 """
 
@@ -49,7 +50,33 @@ FACTORY = [
     "{0} = {1} + torch.eye(4)", "{0} = {1} * torch.ones(4, 4)", "{0} = {1} + torch.tensor([1.0, 2.0, 3.0, 4.0])",
     "{0} = {1} - torch.linspace(0, 1, 16).reshape(4, 4)", "{0} = {1} * G",
 ]
-STATEMENTS = MODELLED + OPAQUE + RANDOM + INPLACE + FACTORY + CALLS
+# Calls whose arguments come in the forms torch takes (<...> is drawn from FORMS below):
+# sizes as varargs, tuples, lists, a torch.Size or a tensor's shape, by keyword too;
+# types as dtypes, type names or typed classes. Each value stays 4x4 float32.
+ARGUMENT_FORMS = [
+    "{0} = {1} + torch.zeros(<4x4>)", "{0} = {1} * torch.ones(<4x4>, dtype=torch.float32)",
+    "{0} = {1} - torch.full(<4x4 seq>, 0.5)", "{0} = {1} + {2}.new_zeros(<4x4>)", "{0} = {2}.new_ones(<4x4>) * {1}",
+    "{0} = {1} + {2}.new_full(<4x4 seq>, 2.0)", "{0} = {1} + {2}.new(<4x4 shape>).fill_(1.0)",
+    "{0} = {1} + torch.Tensor(<4x4 shape>).fill_(0.5)", "{0} = {1} * {2}.new(<4 shape>).fill_(1.0).cumsum(0)", "{0} = {1} * {2}.new(<data>)", "{0} = {1} - torch.Tensor(<data>)",
+    "{0} = {1}.view(<2x8>).view(<4x4>)", "{0} = {1}.reshape(<2x8>).reshape(<4x4>)", "{0} = {1}.permute(<1, 0>) + {2}",
+    "{0} = {1}[:1].expand(<4x4>) * {2}", "{0} = {1}.repeat(<1, 1>)", "{0} = {1}.tile(<1, 1>) - {2}",
+    "{0} = {1}.flatten().unflatten(0, <4x4 seq>)", "{0} = {1}.type(<f64>).type({2}.type())",
+    "{0} = {1}.to(<device>) + {2}.new_tensor(<data>)",
+]
+FORMS = {
+    "<4x4>": ["4, 4", "(4, 4)", "[4, 4]", "torch.Size([4, 4])", "{1}.shape", "*{1}.shape", "{2}.size()", "size=(4, 4)"],
+    "<4x4 seq>": ["(4, 4)", "[4, 4]", "torch.Size([4, 4])", "{1}.shape", "tuple({2}.shape)", "list({1}.size())"],
+    # A legacy constructor reads one tuple or list as data: its shapes are integers or a torch.Size.
+    "<4x4 shape>": ["4, 4", "torch.Size([4, 4])", "{1}.shape", "*{1}.shape", "{2}.size()"],
+    "<4 shape>": ["4", "torch.Size([4])", "{1}.shape[1:]", "{2}.size()[:1]"],
+    "<data>": ["[1.0, 2.0, 3.0, 4.0]", "(1.0, 2.0, 3.0, 4.0)", "[1, 2, 3, 4]", "range(4)"],
+    "<2x8>": ["2, 8", "(2, 8)", "[2, 8]", "torch.Size([2, 8])", "-1, 8", "(2, -1)"],
+    "<1, 0>": ["1, 0", "(1, 0)", "[1, 0]", "torch.Size([1, 0])", "dims=(1, 0)", "dims=[1, 0]"],
+    "<1, 1>": ["1, 1", "(1, 1)", "[1, 1]", "torch.Size([1, 1])"],
+    "<f64>": ["torch.float64", "'torch.DoubleTensor'", "torch.DoubleTensor", "dtype=torch.float64"],
+    "<device>": ["'cpu'", "torch.device('cpu')", "{2}.device", "device={1}.device"],
+}
+STATEMENTS = MODELLED + OPAQUE + RANDOM + INPLACE + FACTORY + CALLS + ARGUMENT_FORMS
 RETURNS = [
     "return {0}", "return {0}, {1}", "return {{'a': {0}, 'b': [{1}]}}", "return Out({0}, {1})", "return Pair({0}, {1})",
 ]
@@ -94,6 +121,9 @@ def programs(draw) -> str:
     body = [unpack]
     for i in range(draw(st.integers(1, 7))):
         template = draw(st.sampled_from(STATEMENTS))
+        for placeholder, forms in FORMS.items():
+            while placeholder in template:
+                template = template.replace(placeholder, draw(st.sampled_from(forms)), 1)
         first, second = draw(st.sampled_from(names)), draw(st.sampled_from(names))
         body.append(template.format(f"v{i}", first, second))
         names.append(f"v{i}")

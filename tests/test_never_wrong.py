@@ -596,6 +596,26 @@ def test_a_write_through_a_view_of_an_input_reaches_the_input(cli, tmp_path):
         assert "x (written)" in result.stdout and "ltorch.copy_(x, " in result.stdout
 
 
+@pytest.mark.parametrize("passes", [[], ["-p", "lower,dce"]])
+def test_a_repeat_that_moves_no_data_is_still_a_copy(cli, tmp_path, passes):
+    # Its prims merge dims without a copy there: run as prims, the result was a view of x.
+    script = write(tmp_path, "tiled.py", """
+        import torch
+
+
+        def f(x):
+            ones, column, row = x.repeat(1, 1), x[:, :1].repeat(1, 4), x.tile((1, 1))
+            x.add_(1.0)
+            return ones, column, row
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4, device=device),)
+    """)
+    result = cli("run", script, "--executor", "prims", *passes)
+    assert result.exit_code == 0, result.output
+
+
 def test_an_inplace_op_reading_a_view_of_what_it_writes_is_refused():
     from tracecli.core.errors import TracingError
 

@@ -10,7 +10,9 @@ import torch
 from tracecli.core import dtypes
 from tracecli.core.printing import format_trace
 from tracecli.core.pytree import (
+    Rebuild,
     map_values,
+    rebuild_call,
     register_node,
     tree_flatten,
     tree_key,
@@ -132,15 +134,28 @@ def test_map_values_keeps_a_tuple_nothing_changed_in_but_never_shares_a_list():
     assert mapped == holding_list and mapped is not holding_list and mapped[1] is not holding_list[1]
 
 
-def test_other_dict_and_list_subclasses_are_walked_as_plain_ones():
+def test_other_dict_and_list_subclasses_are_walked_as_their_base_and_built_as_themselves():
     class Tags(list):
         pass
 
     class Config(dict):
         pass
 
-    out = tree_map(_inc, (Tags([1]), Config(k=2)))
-    assert out == ([2], {"k": 3}) and type(out[0]) is list and type(out[1]) is dict
+    class Named(dict):  # a constructor taking other arguments: filled in without it
+        def __init__(self, name):
+            super().__init__()
+            self.name = name
+
+    class Counts(defaultdict):
+        pass
+
+    named = Named("n")
+    named["k"] = 4
+    out = tree_map(_inc, (Tags([1]), Config(k=2), named, Counts(int, k=5)))
+    assert out == ([2], {"k": 3}, {"k": 5}, {"k": 6})
+    assert [type(o) for o in out] == [Tags, Config, Named, Counts] and out[3].default_factory is int
+    assert rebuild_call(out[1]) == Rebuild(Config, ({"k": 3},))
+    assert rebuild_call(out[2]).callee.__name__ == "filled_Named"
 
 
 def test_register_node_adds_a_container_once():

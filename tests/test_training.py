@@ -442,7 +442,8 @@ def test_a_broadcast_gradient_is_left_as_a_grad_of_its_own_memory(cli, tmp_path,
 
 
 @pytest.mark.parametrize(("optimizer", "fragments"), [
-    # RAdam's step branches on a tensor's value.
+    # RAdam's step branches on the value of its step count, a tensor in its state (made
+    # by an eager step before: one the first traced step makes from constants is known).
     ("RAdam([w], lr=0.1)", ("torch.optim.radam.", "reads it, which is library code")),
     ("ASGD([w], lr=0.1, foreach=True)", ("torch.optim.asgd.", "reads it, which is library code")),
 ])
@@ -464,6 +465,9 @@ def test_what_torchs_own_optimizer_cannot_trace_names_that_code_not_the_users(cl
 
         def sample_inputs(device):
             return (torch.randn(3),)
+
+
+        step(torch.randn(3))
     """)
     assert_user_error(cli("run", str(path)), "opt.py:11", *fragments)
 

@@ -32,7 +32,8 @@ _find_path: Callable[[object], str | None] = lambda obj: None  # noqa: E731 - re
 
 
 def set_path_finder(find: Callable[[object], str | None]) -> None:
-    """Installed by the ops layer: a dotted path under `torch` for an object, or None."""
+    """Installed by the ops layer: an expression under `torch` for an object (a dotted
+    path, or the call making a device), or None."""
     global _find_path
     _find_path = find
 

@@ -4,8 +4,8 @@ and `tree_unflatten`, and fast paths over the same nodes for the passes.
 
 Container nodes are tuples, lists, dicts (OrderedDict and defaultdict too), named
 tuples and torch's structseqs (`torch.return_types.max`, ...), dataclasses (Hugging
-Face's model outputs among them), each rebuilt as its own type, and slices (a key's
-bounds). Everything else is a leaf. A higher layer adds container types with
+Face's model outputs among them), subclasses of dict and list, each rebuilt as its own
+type, and slices (a key's bounds). Everything else is a leaf. A higher layer adds container types with
 `register_node`, or a rule for whole families of them with `add_node_resolver`.
 """
 
@@ -93,11 +93,78 @@ def _resolve(kind: type) -> Node | None:
         # torch's structseqs (torch.return_types.*) and torch.Size take one sequence.
         # Known by that shape rather than by name, so that core need not import torch.
         return Node(_as_sequence, lambda children, _: kind(children))
-    # Other dict and list subclasses are walked as plain ones until a layer registers them.
-    for base in (dict, list):
+    # Other dict and list subclasses (a config's AttrDict, an OrderedDict of the user's):
+    # walked as their base, built again as themselves.
+    for base in (defaultdict, OrderedDict, dict, list):
         if issubclass(kind, base):
-            return _REGISTERED[base]
+            return _subclass_node(kind, base)
     return None
+
+
+def _subclass_node(kind: type, base: type) -> Node:
+    if base is list:
+        return Node(_as_sequence, lambda children, _: subclass_builder(kind, base, children)(children))
+    if base is defaultdict:
+        return Node(lambda d: (list(d.values()), (d.default_factory, tuple(d))),
+                    lambda children, context: _defaultdict_of(kind, context[0], dict(zip(context[1], children,
+                                                                                           strict=True))))
+    return Node(_dict_items, lambda children, keys: _mapping_of(kind, base, dict(zip(keys, children, strict=True))))
+
+
+def _mapping_of(kind: type, base: type, items: dict) -> dict:
+    return subclass_builder(kind, base, items)(items)
+
+
+def _defaultdict_of(kind: type, factory: object, items: dict) -> dict:
+    return subclass_builder(kind, defaultdict, (factory, items))(factory, items)
+
+
+# A dict or list subclass -> what builds one from its base's contents: the class itself
+# when its constructor takes them as its base's does, else a builder that fills one in.
+_SUBCLASS_BUILDERS: dict[type, Callable] = {}
+
+
+def subclass_builder(kind: type, base: type, sample: object) -> Callable:
+    """What builds a `kind` (a subclass of `base`) from `sample`, its contents as `base`'s
+    constructor takes them; decided on first sight of the class."""
+    build = _SUBCLASS_BUILDERS.get(kind)
+    if build is None:
+        build = _SUBCLASS_BUILDERS[kind] = kind if _constructs(kind, base, sample) else _filler(kind, base)
+    return build
+
+
+def _constructs(kind: type, base: type, sample: object) -> bool:
+    """Whether `kind(*sample)` (a defaultdict's factory and items) or `kind(sample)` builds
+    one holding exactly what it was given."""
+    try:
+        made = kind(*sample) if base is defaultdict else kind(sample)
+    except Exception:  # a constructor of its own that takes other arguments
+        return False
+    expected = sample[1] if base is defaultdict else sample
+    if base is list:
+        return type(made) is kind and len(made) == len(expected) and all(
+            a is b for a, b in zip(list.__iter__(made), expected, strict=True))
+    return type(made) is kind and list(dict.keys(made)) == list(expected) and all(
+        dict.__getitem__(made, k) is v for k, v in expected.items())
+
+
+def _filler(kind: type, base: type) -> Callable:
+    """A builder that makes a bare `kind` and fills it as its base (its own __init__,
+    which takes other arguments, is not run)."""
+
+    def build(*given):
+        made = kind.__new__(kind)
+        if base is defaultdict:
+            made.default_factory, given = given[0], given[1:]
+        if base is list:
+            list.extend(made, given[0])
+        else:
+            (OrderedDict if base is OrderedDict else dict).update(made, given[0])
+        return made
+
+    # Printed as what it does: `filled_Config({"lr": t0})`, not a call of the class.
+    build.__name__ = build.__qualname__ = f"filled_{kind.__name__}"
+    return build
 
 
 def _as_sequence(obj) -> tuple[Iterable, None]:
@@ -181,6 +248,39 @@ class TreeSpec(NamedTuple):
 
 
 LEAF = TreeSpec(None)
+
+
+def same_structure(a: TreeSpec, b: TreeSpec) -> bool:
+    """Whether two specs hold the same containers, a class made anew on each call (a named
+    tuple class defined inside a function) counting as the same when its name, module
+    and fields are, and a function in a context (a defaultdict's factory) when its code is."""
+    if a.kind is not b.kind and not _alike(a.kind, b.kind):
+        return False
+    return (len(a.children) == len(b.children) and _same_context(a.context, b.context)
+            and all(same_structure(x, y) for x, y in zip(a.children, b.children, strict=True)))
+
+
+def _alike(a: object, b: object) -> bool:
+    if not isinstance(a, type) or not isinstance(b, type):
+        return False
+    return ((a.__module__, a.__qualname__, getattr(a, "_fields", None))
+            == (b.__module__, b.__qualname__, getattr(b, "_fields", None)))
+
+
+def _same_context(a: object, b: object) -> bool:
+    if a is b or (type(a) is type(b) and isinstance(a, (str, int, float, bool)) and a == b):
+        return True
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_context(x, y) for x, y in zip(a, b, strict=True))
+    code_a, code_b = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    if code_a is not None and code_a is code_b:
+        return True  # one lambda or local function, made again on each call
+    if isinstance(a, type) and isinstance(b, type):
+        return a is b or _alike(a, b)
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 _END = object()
 
 
@@ -246,19 +346,39 @@ def rebuild_call(obj: object) -> Rebuild | None:
         return Rebuild(_BUILT_BY.get(kind, kind), (tuple(obj),))  # a structseq or torch.Size: one sequence
     if kind is defaultdict:
         return Rebuild(kind, (obj.default_factory, dict(obj)))
-    if node is _REGISTERED[dict] or node is _REGISTERED[OrderedDict]:
-        return Rebuild(kind, (dict(obj),))  # OrderedDict, or a dict subclass walked as one
-    if node is _REGISTERED[list]:
-        return Rebuild(kind, (list(obj),))
+    if kind is OrderedDict:
+        return Rebuild(kind, (dict(obj),))
+    if kind not in _REGISTERED:
+        # A dict or list subclass: its contents as its base holds them, given to what builds it.
+        if isinstance(obj, defaultdict):
+            contents = (obj.default_factory, dict(obj))
+            return Rebuild(subclass_builder(kind, defaultdict, contents), contents)
+        for base in (OrderedDict, dict, list):
+            if isinstance(obj, base):
+                contents = list(obj) if base is list else dict(obj)
+                return Rebuild(subclass_builder(kind, base, contents), (contents,))
     # A type registered by a higher layer: its own unflatten builds it.
     children, context = node.flatten(obj)
     return Rebuild(node.unflatten, (list(children), context))
+
+
+def built_as(kind: type) -> object:
+    """What builds a `kind` in printed code: the type itself, or what a stand-in tuple
+    subclass was declared to be built by (`build_as`)."""
+    return _BUILT_BY.get(kind, kind)
 
 
 def rebuild_tuple(like: tuple, items: Iterable) -> tuple:
     """A tuple of `like`'s type (plain, named tuple or structseq) holding `items`
     (ops/opaque.py's meta-tensor walkers use it)."""
     return _NODES[type(like)].unflatten(list(items), None)
+
+
+def rebuild_mapping(like: dict, items: dict) -> dict:
+    """A mapping of `like`'s type (an OrderedDict, a defaultdict with its factory, a dict
+    subclass) holding `items`, which has `like`'s keys."""
+    node = _NODES[type(like)]
+    return node.unflatten(list(items.values()), node.flatten(like)[1])
 
 
 # -- fast paths ---------------------------------------------------------------------------

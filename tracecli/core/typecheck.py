@@ -205,6 +205,8 @@ def _same_constant(a: object, b: object) -> bool:
         return False
     if isinstance(a, float) and math.isnan(a) and math.isnan(b):
         return True
+    if type(a).__eq__ is object.__eq__:
+        return True  # an object with no equality but identity (one an opaque call made each run)
     try:
         same = a == b
     except Exception:

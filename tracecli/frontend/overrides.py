@@ -16,6 +16,8 @@
   where the program did for its random ops to draw eager's numbers.
 - torch's `associative_scan` runs its generic algorithm unrolled (frontend/scans.py):
   eager batches the combine function with `torch.vmap`, which proxies cannot enter.
+- `torch.Tensor(...)` and the typed classes (`torch.FloatTensor(...)`) reach the tracer,
+  which traces them as the factories they stand for (frontend/legacy.py).
 - Factories taking numbers (`torch.arange(n)`, `torch.full(shape, n)`, `torch.tensor(n)`)
   with a symbolic size among them reach the tracer with the symbol: torch's argument
   parser would refuse an object that is not a number before any mode sees the call.
@@ -34,6 +36,7 @@ from torch.overrides import handle_torch_function
 from tracecli.core.dims import dims_in
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
+from tracecli.frontend.legacy import legacy_constructors
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.scans import traced_generic_scan
 from tracecli.frontend.source import location_of, user_frame
@@ -265,7 +268,8 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
     # A classmethod is set and put back as the descriptor it is (getattr would bind it).
     torch.autograd.Function.apply = classmethod(_function_apply)
     try:
-        yield
+        with legacy_constructors():
+            yield
     finally:
         torch.autograd.Function.apply = _FUNCTION_APPLY
         del torch.Tensor.as_subclass

@@ -45,6 +45,8 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.known import NOT_KNOWN, KnownValues
+from tracecli.frontend.legacy import LEGACY_CALLS
 from tracecli.frontend.overrides import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
@@ -194,6 +196,7 @@ class _Tracer:
         self.in_torch_call = 0
         self.aliasing = Aliasing()
         self.training = Training(self)
+        self.known_values = KnownValues()  # values of tensors made from constants: read as numbers
         self.root = None  # the frame that calls the traced function: where user code starts
         self.state: StateWatch | None = None  # the Python state the call can reach, as it found it
         self.input_of: dict[int, NumberValue] = {}  # id(an argument that is no tensor) -> its input
@@ -246,9 +249,13 @@ class _Tracer:
         return obj
 
     def output_values(self, result):
-        """What the entry returns, as values: as `to_values`, but a torch.Size stays one
-        (a symbolic one holds size symbols, and the trace builds the torch.Size)."""
-        return tree_map(self._leaf_value, result, is_leaf=_slice)
+        """What the entry returns, or an unmodelled call reads, as values: as `to_values`,
+        but a torch.Size stays one (a symbolic one holds size symbols, and the trace
+        builds the torch.Size), and so does a torch.device."""
+        return tree_map(self._form_value, result, is_leaf=_slice)
+
+    def _form_value(self, obj):
+        return obj if isinstance(obj, torch.device) else self._leaf_value(obj)
 
     def to_proxies(self, obj):
         if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
@@ -347,6 +354,7 @@ class _Tracer:
         """Follow views and in-place writes among the bound symbols just recorded (the
         writes back into bases that those make are recorded and followed on the way)."""
         self.training.recorded(self.recorder.bsyms[start:])
+        self.known_values.recorded(self.recorder.bsyms[start:])
         for bsym in self.recorder.bsyms[start:]:
             try:
                 written = self.aliasing.note(bsym)
@@ -471,6 +479,10 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
+        if kind == "rewrite":  # a call torch spells in a form of its own (frontend/legacy.py)
+            rewritten = self._rewritten(adapter, args, kwargs)
+            func, args, kwargs = rewritten or (func, args, kwargs)
+            kind, adapter = _resolve(func) if rewritten else ("opaque", None)
         if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
             wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
             if args[0].requires_grad == wanted:
@@ -492,6 +504,10 @@ class _Tracer:
             # made and initialised for real): nothing to trace.
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
+        if kind == "data" and type(args[0]) is TensorProxy:
+            known = self.known_values.read(func, self.value_of(args[0]), args, kwargs)
+            if known is not NOT_KNOWN:
+                return known
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
@@ -543,6 +559,9 @@ class _Tracer:
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
+        # An unmodelled call gets its arguments in eager's forms: torch tells a torch.Size
+        # from a tuple (`x.new(torch.Size([5, 8]))` is 5x8, `x.new((5, 8))` holds 5 and 8).
+        vargs, vkwargs = self.output_values(args), self.output_values(kwargs)
         # What the call reads matters only to calls no ltorch symbol took: asked here, not
         # of every call.
         read = values_in((vargs, vkwargs))
@@ -556,6 +575,14 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
+
+    def _rewritten(self, rewrite: Callable, args: tuple, kwargs: dict) -> tuple | None:
+        """The call `x.new(...)`, `torch.Tensor(2, 3)` and kin mean, or None where torch's
+        own parsing is left to refuse it."""
+        try:
+            return rewrite(*args, **kwargs)
+        except TypeError as exc:
+            raise _error_at_user_line(str(exc)) from exc
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
@@ -631,6 +658,7 @@ _resolved[FUNCTION_APPLY] = ("function-apply", None)
 _resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
 _resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
 _resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
+_resolved.update((func, ("rewrite", rewrite)) for func, rewrite in LEGACY_CALLS.items())
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
 
 

@@ -13,7 +13,7 @@ import torch
 
 from tracecli.core.dtypes import DType
 from tracecli.core.printing import format_constant
-from tracecli.core.pytree import tree_flatten, tree_leaves, tree_map
+from tracecli.core.pytree import TreeSpec, same_structure, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.frontend.state import MISSING
@@ -121,8 +121,8 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
 def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True,
                  fused: bool = False, gradients: bool = False) -> OutputCheck:
     if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
-        same = type(e) is type(a) and e == a
-        return OutputCheck(name, None, type(e).__name__, bool(same), problem="" if same else f"{e!r} != {a!r}")
+        same = _same_object(e, a)
+        return OutputCheck(name, None, type(e).__name__, same, problem="" if same else f"{e!r} != {a!r}")
     shape, dtype = tuple(e.shape), str(e.dtype).removeprefix("torch.")
     if tuple(a.shape) != shape:
         return OutputCheck(name, shape, dtype, False, problem=f"shape {list(a.shape)} != eager {list(shape)}")
@@ -166,6 +166,22 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bo
 
 
 _HALF = (torch.float16, torch.bfloat16)
+
+
+def _same_object(e: object, a: object) -> bool:
+    """Equal, or for an object whose class has no equality of its own (only identity,
+    which a trace returning its own object never shares with eager's), of one class made
+    alike (as for containers) with equal attributes."""
+    if type(e).__eq__ is object.__eq__ and hasattr(e, "__dict__") and hasattr(a, "__dict__"):
+        same_class = type(e) is type(a) or same_structure(TreeSpec(type(e)), TreeSpec(type(a)))
+        return same_class and vars(e).keys() == vars(a).keys() and all(
+            _same_object(v, vars(a)[k]) for k, v in vars(e).items())
+    if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+        return isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and _compare_one("", e, a).match
+    try:
+        return type(e) is type(a) and bool(e == a)
+    except Exception:  # an equality that does not answer with a bool
+        return False
 
 
 def compare_update(name: str, before, e, a, fused: bool = False, working: torch.dtype | None = None,
@@ -419,7 +435,7 @@ def check_against_eager(
     fused = getattr(compiled, "__tracecli_fused__", False)
     report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace), _unspecified(names, empty), fused),
                        compile_ms=compile_ms, first_call_ms=first_call_ms)
-    if tree_flatten(expected)[1] != tree_flatten(actual)[1]:
+    if not same_structure(tree_flatten(expected)[1], tree_flatten(actual)[1]):
         report.outputs.insert(0, OutputCheck("(structure)", None, None, False, problem=(
             f"eager returned {_structure(expected)}, the trace {_structure(actual)}")))
     # What the program writes (its first trace), whatever the passes made of it.

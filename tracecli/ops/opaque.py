@@ -25,7 +25,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 
 from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import rebuild_tuple
+from tracecli.core.pytree import built_as, rebuild_mapping, rebuild_tuple
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.forms import UnsupportedCall
@@ -120,10 +120,14 @@ def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor], on_device: bo
         tensor = torch.empty(obj.shape, dtype=TO_TORCH[obj.dtype], device=obj.device if on_device else "meta")
         tensors.append(tensor)
         return tensor
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_meta(o, devices, tensors, on_device) for o in obj)
+    if isinstance(obj, list):
+        return [_to_meta(o, devices, tensors, on_device) for o in obj]
+    if isinstance(obj, tuple):
+        items = [_to_meta(o, devices, tensors, on_device) for o in obj]
+        # A torch.Size is one to the kernel too (a symbolic one: of its example sizes).
+        return torch.Size(items) if built_as(type(obj)) is torch.Size else rebuild_tuple(obj, items)
     if isinstance(obj, dict):
-        return {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()}
+        return rebuild_mapping(obj, {k: _to_meta(v, devices, tensors, on_device) for k, v in obj.items()})
     if isinstance(obj, DType):
         return TO_TORCH[obj]
     return obj
@@ -136,12 +140,31 @@ def _from_meta(obj, device: str, name: str):
             layout = str(obj.layout).removeprefix("torch.")
             what = "sparse tensors are" if layout.startswith("sparse") else f"tensors of layout {layout} are"
             raise UnsupportedCall(f"{name} makes a {layout} tensor: {what} not traced")
-        return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device)
+        # A tensor the kernel put on a device of its own (`x.cpu()`, run on fake tensors) is there.
+        return TensorType(tuple(obj.shape), FROM_TORCH[obj.dtype], device if obj.is_meta else to_device(obj.device))
     if isinstance(obj, tuple):
         return rebuild_tuple(obj, [_from_meta(o, device, name) for o in obj])
     if isinstance(obj, list):
         return [_from_meta(o, device, name) for o in obj]
+    if isinstance(obj, dict):
+        if any(isinstance(leaf, torch.Tensor) for leaf in _leaves(list(obj.values()))):
+            # A call's results are named by unpacking them (`(t0, t1) = ...`): a dict has no such syntax.
+            raise UnsupportedCall(f"{name} returns tensors in a dict, which a traced call cannot name; return them "
+                                  "in a tuple or list")
+        return {k: _from_meta(v, device, name) for k, v in obj.items()}
+    if isinstance(obj, torch.device) and obj.type == "meta":
+        return torch.device(device)  # the call's device, which the meta tensors stood in for
+    if isinstance(obj, _MEMORY):
+        # A storage is the memory itself (its address, its bytes): a trace has none to hand on.
+        raise UnsupportedCall(
+            f"{name} returns the storage of a traced tensor (torch.{type(obj).__qualname__}), its memory, which the "
+            "trace does not hold; ask the tensor itself (x.numel() * x.element_size() bytes), or call it outside "
+            "the traced function")
     return obj
+
+
+# What opaque calls may return that a trace cannot hold.
+_MEMORY = (torch.UntypedStorage, torch.TypedStorage)
 
 
 def _leaves(obj) -> list:
@@ -304,10 +327,12 @@ def _fake_mode() -> Iterator[FakeTensorMode]:
 def _to_fake(obj, mode: FakeTensorMode):
     if isinstance(obj, torch.Tensor):
         return mode.from_tensor(obj)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_fake(o, mode) for o in obj)
+    if isinstance(obj, list):
+        return [_to_fake(o, mode) for o in obj]
+    if isinstance(obj, tuple):
+        return rebuild_tuple(obj, [_to_fake(o, mode) for o in obj])
     if isinstance(obj, dict):
-        return {k: _to_fake(v, mode) for k, v in obj.items()}
+        return rebuild_mapping(obj, {k: _to_fake(v, mode) for k, v in obj.items()})
     return obj
 
 

@@ -22,7 +22,7 @@ from tracecli.ops.opaque_effects import writes_first_argument
 # Calls answered from the proxy's own metadata: they record nothing.
 METADATA_METHODS = frozenset({
     "size", "dim", "ndimension", "numel", "nelement", "is_floating_point", "is_complex", "element_size",
-    "is_contiguous", "get_device", "is_signed", "__len__", "__hash__", "stride", "storage_offset",
+    "is_contiguous", "get_device", "is_signed", "__len__", "__hash__", "stride", "storage_offset", "storage_type",
     "__get__",  # property reads other than TENSOR_PROPERTIES: shape, dtype, device, ndim, ...
 })
 # Function forms of metadata reads: answered from the proxy too (`torch.is_floating_point(x)`

@@ -150,4 +150,12 @@ def user_defined_op(obj: object) -> str | None:
     return None
 
 
-set_path_finder(torch_path)
+def torch_spelling(obj: object) -> str | None:
+    """An expression under `torch` that evaluates to `obj`: its dotted path, or for a
+    device the call that makes it (`torch.device("cuda:0")`)."""
+    if isinstance(obj, torch.device):
+        return f'torch.device("{obj}")'
+    return torch_path(obj)
+
+
+set_path_finder(torch_spelling)

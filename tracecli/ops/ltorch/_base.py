@@ -195,6 +195,16 @@ def keepdim_reshape(reduced: TensorValue, like: TensorValue, dims: tuple[int, ..
     return prims.reshape(reduced, shape) if not same_shape(reduced.shape, shape) else reduced
 
 
+def keyword_sizes(sizes: tuple, named: object, what: str) -> tuple:
+    """Sizes given as varargs, as one sequence, or by their keyword (`x.view(size=(2, 3))`,
+    `x.permute(dims=[1, 0])`): as `shape_arg` takes them."""
+    if named is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{what} given both positionally and by keyword")
+    return (named,)
+
+
 def shape_arg(shape) -> tuple[int, ...]:
     """torch accepts sizes as varargs or as one sequence: normalise to a tuple of ints."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

@@ -13,7 +13,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import convert, expect_tensor, symbol, torch_form
-from tracecli.ops.torch_bridge import to_device, to_dtype
+from tracecli.ops.torch_bridge import FROM_TORCH, TO_TORCH, to_device, to_dtype
 
 
 def _to(input, device=None, dtype=None):
@@ -55,6 +55,21 @@ def _to_method(self, *args, dtype=None, device=None, non_blocking=False, copy=Fa
     return to(self, device=device, dtype=dtype)
 
 
+@torch_form(methods=("cpu",))
+def _cpu(self, memory_format=None):
+    return to(self, device="cpu")
+
+
+@torch_form(methods=("cuda",))
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    # No device, or an index: torch's current CUDA device, or that one.
+    if device is None or isinstance(device, int):
+        device = f"cuda:{device or 0}"
+    if not to_device(device).startswith("cuda"):
+        raise TypeError(f"Tensor.cuda: invalid device {device!r}, expected a CUDA device")
+    return to(self, device=device)
+
+
 @torch_form(methods=("type_as",))
 def _type_as(self, other):
     return to(self, dtype=other.dtype)
@@ -62,10 +77,52 @@ def _type_as(self, other):
 
 @torch_form(methods=("type",))
 def _type(self, dtype=None, non_blocking=False, **kwargs):
-    # Tensor.type() without a dtype returns a type name; with a string it converts by name.
-    if not isinstance(dtype, dtypes.DType) or kwargs:
+    """`x.type()`: the tensor's type name, which names its device (`torch.cuda.FloatTensor`
+    for a trace made for cuda:0 on any machine). `x.type(t)`: `x` converted to `t`, a
+    dtype, a type name or a typed class (`torch.DoubleTensor`), whose CPU or CUDA device
+    it is moved to."""
+    if kwargs:
         return OPAQUE
-    return to(self, dtype=dtype)
+    self = expect_tensor(self, "type")
+    if dtype is None:
+        return type_name(self.dtype, self.device)
+    if isinstance(dtype, dtypes.DType):
+        return to(self, dtype=dtype)
+    target = _LEGACY_TYPES.get(dtype if isinstance(dtype, str) else _class_name(dtype))
+    if target is None:
+        return OPAQUE  # torch's own words refuse it
+    wanted, cuda = target
+    if cuda == self.device.startswith("cuda"):
+        return to(self, dtype=wanted)
+    return to(self, device="cuda:0" if cuda else "cpu", dtype=wanted)
+
+
+def type_name(dtype: dtypes.DType, device: str) -> str:
+    """What `Tensor.type()` says of a tensor of `dtype` on `device` (`torch.cuda.LongTensor`)."""
+    kind = device.split(":")[0]
+    return f"torch.{'' if kind == 'cpu' else kind + '.'}{_scalar_type_name(dtype)}"
+
+
+def _scalar_type_name(dtype: dtypes.DType) -> str:
+    name = _SCALAR_NAMES.get(dtype)
+    if name is None:
+        # torch's own name for it, without the device: `torch.meta.FloatTensor` -> `FloatTensor`
+        name = _SCALAR_NAMES[dtype] = torch.empty(0, dtype=TO_TORCH[dtype], device="meta").type().rsplit(".", 1)[1]
+    return name
+
+
+_SCALAR_NAMES: dict[dtypes.DType, str] = {}
+
+
+def _class_name(obj: object) -> str | None:
+    """`torch.cuda.FloatTensor` for that class (or a stand-in with its name)."""
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
+    return f"{module}.{name}" if isinstance(obj, type) and isinstance(module, str) and isinstance(name, str) else None
+
+
+# The dense typed classes by name: (dtype, whether CUDA's).
+_LEGACY_TYPES = {f"{cls.__module__}.{cls.__name__}": (FROM_TORCH[cls.dtype], cls.is_cuda)
+                 for cls in torch._tensor_classes if not cls.is_sparse}
 
 
 def _to_dtype(dtype: dtypes.DType):

@@ -17,7 +17,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import convert, expect_tensor, pieces_of, shape_arg, symbol, torch_form
+from tracecli.ops.ltorch._base import convert, expect_tensor, keyword_sizes, pieces_of, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.indexing import getitem, slice_along
 from tracecli.ops.promotion import ShapeError, canonical_dim, infer_shape, result_type
 from tracecli.ops.torch_bridge import to_device, to_dtype
@@ -121,8 +121,8 @@ def unflatten(input, dim, sizes):
 
 
 @torch_form(methods=("repeat",))
-def _repeat_method(self, *sizes):
-    return repeat(self, *shape_arg(sizes))
+def _repeat_method(self, *counts, repeats=None):
+    return repeat(self, *shape_arg(keyword_sizes(counts, repeats, "repeats")))
 
 
 def _repeat_impl(input, *sizes):
@@ -147,7 +147,12 @@ def repeat(input, *sizes):
     tiled = tuple(v for r, s in zip(sizes, padded, strict=True) for v in (r, s))
     dims = tuple(2 * (offset + j) + 1 for j in range(input.ndim))
     expanded = prims.broadcast_in_dim(input, tiled, dims)
-    return prims.reshape(expanded, tuple(r * s for r, s in zip(sizes, padded, strict=True)))
+    out = prims.reshape(expanded, tuple(r * s for r, s in zip(sizes, padded, strict=True)))
+    if all(r == 1 or s == 1 for r, s in zip(sizes, padded, strict=True)):
+        # Then the merge needs no copy, and torch's reshape makes none: run as prims, the
+        # result would be a view of the input, which a later write to it would reach.
+        out = prims.clone(out)
+    return out
 
 
 def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -20,7 +20,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, shape_arg, symbol, torch_form
+from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, keyword_sizes, shape_arg, symbol, torch_form
 from tracecli.ops.ltorch.indexing import narrow, slice_along
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim, infer_shape, result_type
 
@@ -119,15 +119,15 @@ def cat(tensors, dim=0):
 
 
 @torch_form(methods=("reshape",))
-def _reshape_method(self, *shape):
-    return reshape(self, shape_arg(shape))
+def _reshape_method(self, *sizes, shape=None):
+    return reshape(self, shape_arg(keyword_sizes(sizes, shape, "shape")))
 
 
 @torch_form(methods=("view",))
-def _view(self, *shape):
-    if shape and isinstance(shape[0], DType):
+def _view(self, *sizes, size=None, dtype=None):
+    if dtype is not None or (sizes and isinstance(sizes[0], DType)):
         return OPAQUE  # x.view(dtype) reinterprets the bits
-    return reshape(self, shape_arg(shape))
+    return reshape(self, shape_arg(keyword_sizes(sizes, size, "size")))
 
 
 @torch_form(methods=("view_as", "reshape_as"))
@@ -149,8 +149,8 @@ def _flatten(input, start_dim=0, end_dim=-1):
 
 
 @torch_form(methods=("permute",))
-def _permute_method(self, *dims):
-    return permute(self, shape_arg(dims))
+def _permute_method(self, *order, dims=None):
+    return permute(self, shape_arg(keyword_sizes(order, dims, "dims")))
 
 
 @torch_form(torch.t, methods=("t",))
@@ -175,8 +175,8 @@ def _mT(self):
 
 
 @torch_form(methods=("expand",))
-def _expand_method(self, *sizes):
-    return expand(self, *shape_arg(sizes))
+def _expand_method(self, *sizes, size=None, implicit=False):
+    return expand(self, *shape_arg(keyword_sizes(sizes, size, "size")))
 
 
 @torch_form(methods=("expand_as",))
