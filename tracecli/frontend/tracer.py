@@ -73,6 +73,7 @@ from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device, type_of
+from tracecli.ops.torch_paths import torch_path
 
 
 @dataclass
@@ -167,6 +168,7 @@ class _Tracer:
         self.state_params: dict[str, str] = {}  # optimizer state input -> its parameter's input name
         self.rereads: list[tuple[int, Callable, tuple]] = []  # see TracedProgram.rereads
         self.in_torch_call = 0
+        self.through: list[str] = []  # the torch functions written in Python being traced through, innermost last
         self.aliasing = Aliasing()
         self.training = Training(self)
         self.root = None  # the frame that calls the traced function: where user code starts
@@ -349,7 +351,10 @@ class _Tracer:
             return self.recorder.record(sym, args, kwargs)
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
             problem = str(exc).rstrip(".")
-            if isinstance(exc, OpaqueCallError) and (reader := _library_reader(sys._getframe(1))) is not None:
+            if isinstance(exc, OpaqueCallError) and self.through:
+                # The user called the torch function whose body makes this call: it is named.
+                problem += f" (called inside {self.through[-1]})"
+            elif isinstance(exc, OpaqueCallError) and (reader := _library_reader(sys._getframe(1))) is not None:
                 # The call is library code's (torch.optim's foreach=True path): what to
                 # change is how that code is used, not the user's line.
                 problem += (f"; it is called by {reader}, which is library code: use it in a form that calls "
@@ -427,6 +432,9 @@ class _Tracer:
             # made and initialised for real): nothing to trace.
             with torch._C.DisableTorchFunctionSubclass():
                 return func(*args, **kwargs)
+        handler = _KIND_HANDLERS.get(kind)
+        if handler is not None:
+            return handler(self, adapter, args, kwargs)
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
@@ -491,6 +499,18 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
+
+    def _trace_through(self, body: Callable, args: tuple, kwargs: dict):
+        """A torch function written in Python that handed itself whole to the mode
+        (ops/composites.py): its body, with the ops inside traced at the user's line.
+        Torch leaves the mode while it hands a call over: the body runs under it again."""
+        func = body.__wrapped__
+        self.through.append(torch_path(func) or f"{func.__module__}.{func.__qualname__}")
+        try:
+            with _Mode(self):
+                return body(*args, **kwargs)
+        finally:
+            self.through.pop()
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
@@ -567,6 +587,8 @@ _resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
 _resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
 _resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
+# Kinds of call (torch_map.resolve) with a handler of their own: (tracer, adapter, args, kwargs).
+_KIND_HANDLERS = {"composite": _Tracer._trace_through}
 
 
 def _call_name(func) -> str:
@@ -602,6 +624,7 @@ _DATA_ADVICE = {
                 "or move the branch out of the traced function",
     "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
     "data_ptr": "a tensor's memory address: the traced code has none to read",
+    "__contains__": "`v in x` tests the values: keep it a tensor, `(x == v).any()`",
 }
 
 
