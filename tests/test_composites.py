@@ -1,7 +1,8 @@
 """Torch functions written in Python that hand themselves whole to __torch_function__
 (F.multi_head_attention_forward above all) are traced through into modelled ops: every
-form of nn.MultiheadAttention and the layers built on it, in inference, in training,
-under autocast and with symbolic shapes, agreeing with eager."""
+form of nn.MultiheadAttention and the Transformer layers built on it, in inference, in
+training, under autocast and with symbolic shapes, agreeing with eager (whose fast paths
+in eval take other kernels)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,43 @@ def test_multihead_attention_is_traced_into_modelled_ops(case):
     recorded = check_traced_through(lambda *args: call(module, *args), *_INPUTS[inputs]())
     assert "ltorch.linear" in recorded
     assert "ltorch.dropout" in recorded or "dropout" not in case
+
+
+def _layers(kind: str) -> nn.Module:
+    torch.manual_seed(0)
+    return {
+        "encoder layer": lambda: nn.TransformerEncoderLayer(E, H, 32, batch_first=True),
+        "pre-norm gelu encoder layer": lambda: nn.TransformerEncoderLayer(E, H, 32, activation="gelu", norm_first=True),
+        "decoder layer": lambda: nn.TransformerDecoderLayer(E, H, 32, batch_first=True),
+        "transformer": lambda: nn.Transformer(E, H, 1, 1, 32, batch_first=True),
+        "encoder": lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, 32, batch_first=True), 2,
+                                                 norm=nn.LayerNorm(E)),
+    }[kind]()
+
+
+def _run_layers(kind: str, module: nn.Module, src, tgt):
+    causal = nn.Transformer.generate_square_subsequent_mask(L)
+    if kind == "decoder layer":
+        return module(tgt, src, tgt_mask=causal, tgt_is_causal=True, memory_key_padding_mask=_padding())
+    if kind == "transformer":  # without tgt_is_causal, torch compares the mask with a causal one
+        return module(src, tgt, tgt_mask=causal, src_key_padding_mask=_padding())
+    if kind == "encoder":
+        # In eval under no_grad, eager runs the layers on a nested tensor when the padding
+        # ends each row, and pads the result with zeros; where it does not, it runs them padded.
+        at_start = _padding().flip(1)
+        return module(src, src_key_padding_mask=_padding()), module(src, src_key_padding_mask=at_start)
+    return module(src, src_key_padding_mask=_padding() if kind == "encoder layer" else None)
+
+
+@pytest.mark.parametrize("mode", ["train", "eval, no_grad"])
+@pytest.mark.parametrize("kind", ["encoder layer", "pre-norm gelu encoder layer", "decoder layer", "transformer",
+                                  "encoder"])
+def test_transformer_layers_are_traced_into_modelled_ops(kind, mode):
+    # In eval under no_grad, eager takes torch's fused kernels (_native_multi_head_attention,
+    # _transformer_encoder_layer_fwd); the trace shows the ops they fuse, with eager's values.
+    module = _layers(kind).train(mode == "train")
+    with torch.set_grad_enabled(mode == "train"):
+        check_traced_through(lambda src, tgt: _run_layers(kind, module, src, tgt), randn(B, S, E), randn(B, L, E))
 
 
 SCRIPT = """
