@@ -147,6 +147,12 @@ def _resolve(func):
     return found
 
 
+def call_kind(func) -> str:
+    """What the tracer makes of a call of `func`: 'ltorch', 'composite', 'metadata',
+    'data', 'opaque', or one of the training calls it answers itself."""
+    return _resolve(func)[0]
+
+
 class _Tracer:
     def __init__(self, registry: NameRegistry, device: str, scopes: ModuleScopes, env: DimEnv | None = None):
         self.registry = registry
