@@ -512,11 +512,15 @@ class _Tracer:
         Torch leaves the mode while it hands a call over: the body runs under it again."""
         func = body.__wrapped__
         self.through.append(torch_path(func) or f"{func.__module__}.{func.__qualname__}")
+        if self.env is not None:  # a size compared inside is assumed by that function, not by the script
+            outer, self.env.context = self.env.context, self.through[-1]
         try:
             with _Mode(self):
                 return body(*args, **kwargs)
         finally:
             self.through.pop()
+            if self.env is not None:
+                self.env.context = outer
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
