@@ -11,7 +11,9 @@ import types
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
+from torch.overrides import handle_torch_function, has_torch_function_unary
 
 from tests.ops.harness import assert_matches
 from tests.test_cli import write
@@ -43,6 +45,18 @@ def check_traced_through(fn, *args) -> str:
     actual = compile_trace(program.trace)(*(a.clone() if isinstance(a, torch.Tensor) else a for a in program.inputs))
     assert_matches("torch", program.trace, expected, actual, exact=False)
     return "\n".join(str(b.symbol.qualname) for b in program.trace.bsyms)
+
+
+def scaled_softplus(x, beta=2.0):
+    """A library's function written as torch writes its own."""
+    if has_torch_function_unary(x):
+        return handle_torch_function(scaled_softplus, (x,), x, beta=beta)
+    return F.softplus(x * beta) / beta
+
+
+def test_a_library_function_written_as_torchs_are_is_traced_through_too():
+    recorded = check_traced_through(lambda x: scaled_softplus(x, beta=3.0), randn(3, 4))
+    assert recorded.split() == ["ltorch.mul", "ltorch.softplus", "ltorch.true_divide"]
 
 
 def _mha(**kwargs) -> nn.MultiheadAttention:
