@@ -61,6 +61,15 @@ def test_multi_head_attention_and_the_losses_people_use_are_traced_through():
         assert outcome[name] == TRACED_THROUGH
 
 
+def test_one_that_stays_opaque_and_reads_values_is_refused_at_the_users_line():
+    # Not blamed on the library code that handed the call over: the user called it.
+    with pytest.raises(TracingError) as info:
+        trace_callable(lambda x, v: F.gaussian_nll_loss(x, x, v), (randn(4, 3), randn(4, 3).exp()), name="fn")
+    assert info.value.message == ("torch.nn.functional.gaussian_nll_loss cannot be traced: its output depends on the "
+                                  "values in its input tensors, which tracing does not have")
+    assert info.value.source.startswith("trace_callable(lambda x, v: F.gaussian_nll_loss(x, x, v)")
+
+
 # -- each one traced through, on a sample -------------------------------------------------
 
 

@@ -360,7 +360,8 @@ class _Tracer:
             if isinstance(exc, OpaqueCallError) and self.through:
                 # The user called the torch function whose body makes this call: it is named.
                 problem += f" (called inside {self.through[-1]})"
-            elif isinstance(exc, OpaqueCallError) and (reader := _library_reader(sys._getframe(1))) is not None:
+            elif isinstance(exc, OpaqueCallError) and (reader := _library_reader(
+                    sys._getframe(1), handing_off=getattr(sym.impl, "__code__", None))) is not None:
                 # The call is library code's (torch.optim's foreach=True path): what to
                 # change is how that code is used, not the user's line.
                 problem += (f"; it is called by {reader}, which is library code: use it in a form that calls "
@@ -647,11 +648,13 @@ def _layout_read(func) -> str | None:
     return name if name in _LAYOUT_READS else None
 
 
-def _library_reader(frame: FrameType | None) -> str | None:
+def _library_reader(frame: FrameType | None, handing_off=None) -> str | None:
     """Where library code (not the user's, not a Tensor method they called) reads a
     tensor's value: `torch.optim.radam._single_tensor_radam (torch/optim/radam.py:420)`,
-    or None when the user's own code reads it."""
-    while frame is not None and (_OWN_FILES.search(frame.f_code.co_filename.replace("\\", "/"))):
+    or None when the user's own code reads it. `handing_off`: the code of a function that
+    handed its own call to the tracer (F.gaussian_nll_loss), which is the user's call."""
+    while frame is not None and (_OWN_FILES.search(frame.f_code.co_filename.replace("\\", "/"))
+                                 or frame.f_code is handing_off):
         frame = frame.f_back
     if frame is None or is_user_code(frame.f_code):
         return None

@@ -24,6 +24,7 @@ their body reads tensor values, which a trace does not have.
 from __future__ import annotations
 
 import dis
+import inspect
 import types
 from collections.abc import Callable
 
@@ -38,31 +39,42 @@ _OBJECT_PROTOCOL = "a Python protocol of the tensor object, not a computation on
 _STORAGE = "about the tensor's storage, which a traced tensor does not have"
 _HOOKS = "an autograd hook on the tensor object"
 
-# Composites that are not traced through, with why.
+# Composites that are not traced through, with why (by name: some are not in every torch).
+_STAYS_WHOLE_BY_NAME = {
+    (torch.Tensor, "__deepcopy__"): _OBJECT_PROTOCOL + " (copy.deepcopy)",
+    (torch.Tensor, "__reduce_ex__"): _OBJECT_PROTOCOL + " (pickling)",
+    (torch.Tensor, "__setstate__"): _OBJECT_PROTOCOL + " (unpickling)",
+    (torch.Tensor, "_clear_non_serializable_cached_data"): _OBJECT_PROTOCOL + " (pickling)",
+    (torch.Tensor, "__repr__"): _OBJECT_PROTOCOL + " (printing reads the values)",
+    (torch.Tensor, "__format__"): _OBJECT_PROTOCOL + " (formatting reads the value of a 0-d tensor)",
+    (torch.Tensor, "__dir__"): _OBJECT_PROTOCOL + " (dir())",
+    (torch.Tensor, "__dlpack__"): _OBJECT_PROTOCOL + " (DLPack export)",
+    (torch.Tensor, "__dlpack_device__"): _OBJECT_PROTOCOL + " (DLPack export)",
+    (torch.Tensor, "__array_wrap__"): _OBJECT_PROTOCOL + " (numpy's result wrapping)",
+    (torch.Tensor, "module_load"): _OBJECT_PROTOCOL + " (load_state_dict's assignment)",
+    (torch.Tensor, "__cuda_array_interface__"): _OBJECT_PROTOCOL + " (CUDA array interface)",
+    (torch.Tensor, "index"): "binds first-class dimensions (functorch.dim), which the IR has no values for",
+    (torch.Tensor, "storage"): _STORAGE,
+    (torch.Tensor, "storage_type"): _STORAGE,
+    (torch.Tensor, "is_shared"): _STORAGE,
+    (torch.Tensor, "share_memory_"): _STORAGE,
+    (torch.Tensor, "register_hook"): _HOOKS,
+    (torch.Tensor, "register_post_accumulate_grad_hook"): _HOOKS,
+    (torch, "_assert"): "asserts its condition: a Python bool is checked as Python, a traced tensor's value is not "
+                        "known while tracing",
+    (torch, "lobpcg"): "iterates until its residuals converge, so the steps it takes depend on the values: refused",
+    (F, "gaussian_nll_loss"): "checks that its variance holds no negative entry, which reads the values: refused",
+}
+
+
+def _function(owner, name: str):
+    """The function an attribute holds: a property's getter for a property."""
+    found = inspect.getattr_static(owner, name, None)
+    return found.fget if isinstance(found, property) else found
+
+
 STAYS_WHOLE: dict[Callable, str] = {
-    torch.Tensor.__deepcopy__: _OBJECT_PROTOCOL + " (copy.deepcopy)",
-    torch.Tensor.__reduce_ex__: _OBJECT_PROTOCOL + " (pickling)",
-    torch.Tensor.__setstate__: _OBJECT_PROTOCOL + " (unpickling)",
-    torch.Tensor._clear_non_serializable_cached_data: _OBJECT_PROTOCOL + " (pickling)",
-    torch.Tensor.__repr__: _OBJECT_PROTOCOL + " (printing reads the values)",
-    torch.Tensor.__format__: _OBJECT_PROTOCOL + " (formatting reads the value of a 0-d tensor)",
-    torch.Tensor.__dir__: _OBJECT_PROTOCOL + " (dir())",
-    torch.Tensor.__dlpack__: _OBJECT_PROTOCOL + " (DLPack export)",
-    torch.Tensor.__dlpack_device__: _OBJECT_PROTOCOL + " (DLPack export)",
-    torch.Tensor.__array_wrap__: _OBJECT_PROTOCOL + " (numpy's result wrapping)",
-    torch.Tensor.module_load: _OBJECT_PROTOCOL + " (load_state_dict's assignment)",
-    torch.Tensor.__cuda_array_interface__.fget: _OBJECT_PROTOCOL + " (CUDA array interface)",
-    torch.Tensor.index: "binds first-class dimensions (functorch.dim), which the IR has no values for",
-    torch.Tensor.storage: _STORAGE,
-    torch.Tensor.storage_type: _STORAGE,
-    torch.Tensor.is_shared: _STORAGE,
-    torch.Tensor.share_memory_: _STORAGE,
-    torch.Tensor.register_hook: _HOOKS,
-    torch.Tensor.register_post_accumulate_grad_hook: _HOOKS,
-    torch._assert: "asserts its condition: a Python bool is checked as Python, a traced tensor's value is not "
-                   "known while tracing",
-    torch.lobpcg: "iterates until its residuals converge: the number of steps depends on the values",
-    F.gaussian_nll_loss: "checks that its variance holds no negative entry, which reads the values",
+    _function(owner, name): why for (owner, name), why in _STAYS_WHOLE_BY_NAME.items() if hasattr(owner, name)
 }
 
 
