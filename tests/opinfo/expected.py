@@ -62,18 +62,20 @@ nn.functional.huber_loss nn.functional.interpolate.area nn.functional.interpolat
 nn.functional.interpolate.nearest nn.functional.interpolate.nearest-exact
 nn.functional.interpolate.trilinear nn.functional.kl_div nn.functional.l1_loss
 nn.functional.layer_norm nn.functional.leaky_relu nn.functional.linear
-nn.functional.local_response_norm nn.functional.logsigmoid nn.functional.margin_ranking_loss
-nn.functional.max_pool1d nn.functional.max_pool2d nn.functional.max_pool3d nn.functional.mish
-nn.functional.mse_loss nn.functional.nll_loss nn.functional.normalize nn.functional.pad.circular
-nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
-nn.functional.pad.replicate_negative nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
-nn.functional.poisson_nll_loss nn.functional.prelu nn.functional.relu nn.functional.relu6
-nn.functional.rms_norm nn.functional.scaled_dot_product_attention nn.functional.selu
-nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
-nn.functional.soft_margin_loss nn.functional.softmin nn.functional.softmin.with_dtype
-nn.functional.softplus nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink
-nn.functional.threshold nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm
-norm.fro norm.inf normal normal.number_mean ones ones_like ormqr outer permute permute_copy pinverse
+nn.functional.linear_cross_entropy nn.functional.local_response_norm nn.functional.logsigmoid
+nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
+nn.functional.max_pool3d nn.functional.mish nn.functional.mse_loss
+nn.functional.multi_head_attention_forward nn.functional.multilabel_soft_margin_loss
+nn.functional.nll_loss nn.functional.normalize nn.functional.pad.circular nn.functional.pad.constant
+nn.functional.pad.reflect nn.functional.pad.replicate nn.functional.pad.replicate_negative
+nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
+nn.functional.prelu nn.functional.relu nn.functional.relu6 nn.functional.rms_norm
+nn.functional.scaled_dot_product_attention nn.functional.selu nn.functional.silu
+nn.functional.silu.complex nn.functional.smooth_l1_loss nn.functional.soft_margin_loss
+nn.functional.softmin nn.functional.softmin.with_dtype nn.functional.softplus
+nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink nn.functional.threshold
+nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm norm.fro norm.inf normal
+normal.number_mean ones ones_like ormqr outer pca_lowrank permute permute_copy pinverse
 polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3
 polygamma.polygamma_n_4 positive pow prod put qr quantile rad2deg rand_like randint randint_like
 randn randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
@@ -95,11 +97,11 @@ special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t
 special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
 special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0 special.xlog1py special.zeta
 split split.list_args split_with_sizes split_with_sizes_copy sqrt square squeeze squeeze.multiple
-squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum svd t t_copy take
+squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum svd svd_lowrank t t_copy take
 take_along_dim tan tanh tensordot tile topk trace transpose transpose_copy triangular_solve tril
 tril_indices triu triu_indices true_divide trunc unbind unbind_copy unflatten unfold unfold_copy
-unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased vdot view view_as
-view_copy vsplit vstack where xlogy zeros zeros_like
+unravel_index unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased vdot
+view view_as view_copy vsplit vstack where xlogy zeros zeros_like
 """.split())
 
 NOT_MODELED = {
@@ -174,43 +176,39 @@ NOT_MODELED = {
     "nn.functional.conv_transpose1d": ("opaque", "torch.conv_transpose1d"),
     "nn.functional.conv_transpose2d": ("opaque", "torch.conv_transpose2d"),
     "nn.functional.conv_transpose3d": ("opaque", "torch.conv_transpose3d"),
-    "nn.functional.cosine_embedding_loss": ("opaque", "torch.nn.functional.cosine_embedding_loss"),
+    "nn.functional.cosine_embedding_loss": ("opaque", "torch.cosine_embedding_loss"),
     "nn.functional.cosine_similarity": ("opaque", "torch.cosine_similarity"),
-    "nn.functional.ctc_loss": ("refused", "torch.nn.functional.ctc_loss: its output depends on tensor values"),
+    "nn.functional.ctc_loss": ("refused", "torch.ctc_loss: its output depends on tensor values"),
     "nn.functional.dropout2d": ("opaque", "torch.nn.functional.dropout2d"),
     "nn.functional.dropout3d": ("opaque", "torch.nn.functional.dropout3d"),
     "nn.functional.feature_alpha_dropout.with_train": ("opaque", "torch.nn.functional.feature_alpha_dropout"),
-    "nn.functional.fractional_max_pool2d": ("opaque", "torch.nn.functional.fractional_max_pool2d"),
-    "nn.functional.fractional_max_pool3d": ("opaque", "torch.nn.functional.fractional_max_pool3d"),
+    "nn.functional.fractional_max_pool2d": ("opaque", "torch._C._nn.fractional_max_pool2d"),
+    "nn.functional.fractional_max_pool3d": ("opaque", "torch._C._nn.fractional_max_pool3d"),
     "nn.functional.gaussian_nll_loss": ("refused", "torch.nn.functional.gaussian_nll_loss: its output depends on tensor values"),
-    "nn.functional.grid_sample": ("opaque", "torch.nn.functional.grid_sample"),
+    "nn.functional.grid_sample": ("opaque", "torch.grid_sampler"),
     "nn.functional.instance_norm": ("opaque", "torch.nn.functional.instance_norm"),
     "nn.functional.interpolate.bicubic": ("opaque", "torch.nn.functional.interpolate"),
     "nn.functional.interpolate.bilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nn.functional.linear_cross_entropy": ("opaque", "torch.nn.functional.linear_cross_entropy"),
-    "nn.functional.linear_cross_entropy.chunked": ("opaque", "torch.nn.functional.linear_cross_entropy"),
-    "nn.functional.linear_cross_entropy.chunked_none": ("opaque", "torch.nn.functional.linear_cross_entropy"),
-    "nn.functional.max_unpool1d": ("opaque", "torch.nn.functional.max_unpool1d"),
-    "nn.functional.max_unpool1d.grad": ("opaque", "torch.nn.functional.max_unpool1d"),
-    "nn.functional.max_unpool2d": ("opaque", "torch.nn.functional.max_unpool2d"),
-    "nn.functional.max_unpool2d.grad": ("opaque", "torch.nn.functional.max_unpool2d"),
-    "nn.functional.max_unpool3d": ("opaque", "torch.nn.functional.max_unpool3d"),
-    "nn.functional.max_unpool3d.grad": ("opaque", "torch.nn.functional.max_unpool3d"),
-    "nn.functional.multi_head_attention_forward": ("opaque", "torch.nn.functional.multi_head_attention_forward"),
-    "nn.functional.multi_margin_loss": ("opaque", "torch.nn.functional.multi_margin_loss"),
-    "nn.functional.multilabel_margin_loss": ("opaque", "torch.nn.functional.multilabel_margin_loss"),
-    "nn.functional.multilabel_soft_margin_loss": ("opaque", "torch.nn.functional.multilabel_soft_margin_loss"),
+    "nn.functional.linear_cross_entropy.chunked": ("opaque", "torch.ops.torch_nn._linear_cross_entropy_batch_chunked.default"),
+    "nn.functional.linear_cross_entropy.chunked_none": ("opaque", "torch.ops.torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default"),
+    "nn.functional.max_unpool1d": ("opaque", "torch._C._nn.max_unpool2d"),
+    "nn.functional.max_unpool1d.grad": ("opaque", "torch._C._nn.max_unpool2d"),
+    "nn.functional.max_unpool2d": ("opaque", "torch._C._nn.max_unpool2d"),
+    "nn.functional.max_unpool2d.grad": ("opaque", "torch._C._nn.max_unpool2d"),
+    "nn.functional.max_unpool3d": ("opaque", "torch._C._nn.max_unpool3d"),
+    "nn.functional.max_unpool3d.grad": ("opaque", "torch._C._nn.max_unpool3d"),
+    "nn.functional.multi_margin_loss": ("opaque", "torch._C._nn.multi_margin_loss"),
+    "nn.functional.multilabel_margin_loss": ("opaque", "torch._C._nn.multilabel_margin_loss"),
     "nn.functional.one_hot": ("refused", "torch.nn.functional.one_hot: its output depends on tensor values"),
     "nn.functional.pairwise_distance": ("opaque", "torch.pairwise_distance"),
     "nn.functional.pdist": ("opaque", "torch.pdist"),
     "nn.functional.rrelu": ("opaque", "torch.nn.functional.rrelu"),
-    "nn.functional.triplet_margin_loss": ("opaque", "torch.nn.functional.triplet_margin_loss"),
-    "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.nn.functional.triplet_margin_with_distance_loss"),
+    "nn.functional.triplet_margin_loss": ("opaque", "torch.triplet_margin_loss"),
+    "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.pairwise_distance"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
     "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "norm.nuc": ("opaque", "torch.norm"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
-    "pca_lowrank": ("opaque", "torch.pca_lowrank"),
     "polar": ("opaque", "torch.polar"),
     "resize_": ("opaque", "torch.Tensor.resize_"),
     "resize_as_": ("opaque", "torch.resize_as_"),
@@ -221,7 +219,6 @@ NOT_MODELED = {
     "sparse.sampled_addmm": ("refused", "input `tensors_0` is a sparse tensor (sparse_csr): sparse tensors are not traced; make it dense with .to_dense()"),
     "stft": ("opaque", "torch.stft"),
     "sum_to_size": ("opaque", "torch.Tensor.sum_to_size"),
-    "svd_lowrank": ("opaque", "torch.svd_lowrank"),
     "tensor_split": ("refused", "torch.tensor_split with a tensor of split points: its meta kernel wants that tensor on cpu"),
     "to": ("opaque", "torch.Tensor.to"),
     "to_sparse": ("refused", "torch.Tensor.to_sparse: no meta kernel"),
@@ -233,7 +230,6 @@ NOT_MODELED = {
     "uniform": ("opaque", "torch.Tensor.uniform_"),
     "unique": ("refused", "torch.unique: its output depends on tensor values"),
     "unique_consecutive": ("refused", "torch.unique_consecutive: its output depends on tensor values"),
-    "unravel_index": ("opaque", "torch.unravel_index"),
     "unsafe_chunk": ("opaque", "torch.unsafe_chunk"),
     "view_as_complex": ("opaque", "torch.view_as_complex"),
     "view_as_real": ("opaque", "torch.view_as_real"),

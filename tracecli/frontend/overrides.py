@@ -18,6 +18,11 @@
   eager batches the combine function with `torch.vmap`, which proxies cannot enter.
 - `torch.Tensor(...)` and the typed classes (`torch.FloatTensor(...)`) reach the tracer,
   which traces them as the factories they stand for (frontend/legacy.py).
+- `nn.Transformer*`'s `_detect_is_causal_mask(mask)` compares a traced mask with a causal
+  one, reading values, to hint a faster kernel: it answers False, so the layers apply
+  the mask itself, which gives the same values.
+- `nn.TransformerEncoder.forward` zeroes padded positions where eager's nested-tensor
+  fast path does (frontend/fast_paths.py).
 - Factories taking numbers (`torch.arange(n)`, `torch.full(shape, n)`, `torch.tensor(n)`)
   with a symbolic size among them reach the tracer with the symbol: torch's argument
   parser would refuse an object that is not a number before any mode sees the call.
@@ -36,6 +41,7 @@ from torch.overrides import handle_torch_function
 from tracecli.core.dims import dims_in
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
+from tracecli.frontend.fast_paths import encoder_forward
 from tracecli.frontend.legacy import legacy_constructors
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.scans import traced_generic_scan
@@ -218,6 +224,16 @@ _GENERIC_SCAN = associative_scan_module.generic_associative_scan
 _TRACED_SCAN = traced_generic_scan(_GENERIC_SCAN)
 
 
+transformer_module = importlib.import_module("torch.nn.modules.transformer")
+_DETECT_IS_CAUSAL = transformer_module._detect_is_causal_mask
+
+
+def _detect_is_causal_mask(mask, is_causal=None, size=None):
+    if is_causal is None and isinstance(mask, TensorProxy):
+        return False
+    return _DETECT_IS_CAUSAL(mask, is_causal, size)
+
+
 def _manual_seed(seed):
     generator = _MANUAL_SEED(seed)
     ltorch.manual_seed(seed)
@@ -255,6 +271,8 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         (torch.random, "set_rng_state", _set_rng_state),
         (torch.cuda, "set_rng_state", _set_cuda_rng_state),
         (associative_scan_module, "generic_associative_scan", _TRACED_SCAN),
+        (transformer_module, "_detect_is_causal_mask", _detect_is_causal_mask),
+        (torch.nn.TransformerEncoder, "forward", encoder_forward),
     ]
     if symbolic:
         torch_paths.index()  # public paths name the factories themselves, not these stand-ins

@@ -84,6 +84,7 @@ from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, opaque_symbol
 from tracecli.ops.promotion import ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device
+from tracecli.ops.torch_paths import torch_path
 
 
 @dataclass
@@ -173,6 +174,12 @@ def _resolve(func):
     return found
 
 
+def call_kind(func) -> str:
+    """What the tracer makes of a call of `func`: 'ltorch', 'composite', 'metadata',
+    'data', 'opaque', or one of the training calls it answers itself."""
+    return _resolve(func)[0]
+
+
 class _Tracer:
     def __init__(self, registry: NameRegistry, placement: Placement, scopes: ModuleScopes, env: DimEnv | None = None):
         self.registry = registry
@@ -194,6 +201,7 @@ class _Tracer:
         self.state_params: dict[str, str] = {}  # optimizer state input -> its parameter's input name
         self.rereads: list[tuple[int, Callable, tuple]] = []  # see TracedProgram.rereads
         self.in_torch_call = 0
+        self.through: list[str] = []  # the torch functions written in Python being traced through, innermost last
         self.aliasing = Aliasing()
         self.training = Training(self)
         self.known_values = KnownValues()  # values of tensors made from constants: read as numbers
@@ -420,7 +428,11 @@ class _Tracer:
             return self.recorder.record(sym, args, kwargs)
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
             problem = str(exc).rstrip(".")
-            if isinstance(exc, OpaqueCallError) and (reader := _library_reader(sys._getframe(1))) is not None:
+            if isinstance(exc, OpaqueCallError) and self.through:
+                # The user called the torch function whose body makes this call: it is named.
+                problem += f" (called inside {self.through[-1]})"
+            elif isinstance(exc, OpaqueCallError) and (reader := _library_reader(
+                    sys._getframe(1), handing_off=getattr(sym.impl, "__code__", None))) is not None:
                 # The call is library code's (torch.optim's foreach=True path): what to
                 # change is how that code is used, not the user's line.
                 problem += (f"; it is called by {reader}, which is library code: use it in a form that calls "
@@ -508,6 +520,9 @@ class _Tracer:
             known = self.known_values.read(func, self.value_of(args[0]), args, kwargs)
             if known is not NOT_KNOWN:
                 return known
+        handler = _KIND_HANDLERS.get(kind)
+        if handler is not None:
+            return handler(self, adapter, args, kwargs)
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
@@ -583,6 +598,21 @@ class _Tracer:
             return rewrite(*args, **kwargs)
         except TypeError as exc:
             raise _error_at_user_line(str(exc)) from exc
+    def _trace_through(self, body: Callable, args: tuple, kwargs: dict):
+        """A torch function written in Python that handed itself whole to the mode
+        (ops/composites.py): its body, with the ops inside traced at the user's line.
+        Torch leaves the mode while it hands a call over: the body runs under it again."""
+        func = body.__wrapped__
+        self.through.append(torch_path(func) or f"{func.__module__}.{func.__qualname__}")
+        if self.env is not None:  # a size compared inside is assumed by that function, not by the script
+            outer, self.env.context = self.env.context, self.through[-1]
+        try:
+            with _Mode(self):
+                return body(*args, **kwargs)
+        finally:
+            self.through.pop()
+            if self.env is not None:
+                self.env.context = outer
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
@@ -660,6 +690,8 @@ _resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
 _resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
 _resolved.update((func, ("rewrite", rewrite)) for func, rewrite in LEGACY_CALLS.items())
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
+# Kinds of call (torch_map.resolve) with a handler of their own: (tracer, adapter, args, kwargs).
+_KIND_HANDLERS = {"composite": _Tracer._trace_through}
 
 
 def _call_name(func) -> str:
@@ -695,6 +727,7 @@ _DATA_ADVICE = {
                 "or move the branch out of the traced function",
     "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
     "data_ptr": "a tensor's memory address: the traced code has none to read",
+    "__contains__": "`v in x` tests the values: keep it a tensor, `(x == v).any()`",
 }
 
 
@@ -707,11 +740,13 @@ def _layout_read(func) -> str | None:
     return name if name in _LAYOUT_READS else None
 
 
-def _library_reader(frame: FrameType | None) -> str | None:
+def _library_reader(frame: FrameType | None, handing_off=None) -> str | None:
     """Where library code (not the user's, not a Tensor method they called) reads a
     tensor's value: `torch.optim.radam._single_tensor_radam (torch/optim/radam.py:420)`,
-    or None when the user's own code reads it."""
-    while frame is not None and (_OWN_FILES.search(frame.f_code.co_filename.replace("\\", "/"))):
+    or None when the user's own code reads it. `handing_off`: the code of a function that
+    handed its own call to the tracer (F.gaussian_nll_loss), which is the user's call."""
+    while frame is not None and (_OWN_FILES.search(frame.f_code.co_filename.replace("\\", "/"))
+                                 or frame.f_code is handing_off):
         frame = frame.f_back
     if frame is None or is_user_code(frame.f_code):
         return None

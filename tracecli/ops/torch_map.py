@@ -1,6 +1,8 @@
 """How a torch callable that reached the tracer is handled: answered from the proxy's
-metadata, refused as data-dependent, or mapped onto ltorch through the form its op
-declared (see ops/forms.py); anything else becomes an opaque call.
+metadata, refused as data-dependent, mapped onto ltorch through the form its op
+declared (see ops/forms.py), or, for a torch function written in Python that hands
+itself whole to `__torch_function__`, traced through (see ops/composites.py); anything
+else becomes an opaque call.
 
 The forms themselves are declared with the ops (`@symbol(torch.add, methods=(...))` in
 ltorch/elementwise.py): importing ltorch fills FORMS, so this module reads, never writes.
@@ -15,6 +17,7 @@ import torch
 from torch._ops import OpOverload, OpOverloadPacket
 
 from tracecli.ops import ltorch  # noqa: F401 - importing ltorch declares every form
+from tracecli.ops.composites import body
 from tracecli.ops.forms import FORMS, OPAQUE
 from tracecli.ops.ltorch.inplace import written_in_place
 from tracecli.ops.opaque_effects import writes_first_argument
@@ -33,7 +36,7 @@ METADATA_FUNCTIONS = frozenset({
 # Reads that need tensor values, which a trace does not have.
 DATA_DEPENDENT = frozenset({
     "__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__", "numpy",
-    "__array__", "nonzero", "data_ptr",
+    "__array__", "nonzero", "data_ptr", "__contains__",
 })
 
 
@@ -44,7 +47,7 @@ TENSOR_PROPERTIES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
 def resolve(func: Callable) -> tuple[str, Callable | None]:
     """Classify a torch callable: ('ltorch', adapter), ('metadata', None), ('data', None),
-    ('unsupported-inplace', None) or ('opaque', None)."""
+    ('unsupported-inplace', None), ('composite', its body) or ('opaque', None)."""
     try:
         form = FORMS.functions.get(func) or FORMS.properties.get(func)
     except TypeError:  # an unhashable callable object: nothing declares it
@@ -79,6 +82,9 @@ def resolve(func: Callable) -> tuple[str, Callable | None]:
             # Without a schema saying it writes its tensor, an opaque call would record a new
             # value but leave the user's tensor as it was. With one, it is an INPLACE op.
             return "unsupported-inplace", None
+    traced_body = body(func)
+    if traced_body is not None:
+        return "composite", traced_body
     return "opaque", None
 
 
