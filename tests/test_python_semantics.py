@@ -100,12 +100,13 @@ def test_a_copy_to_another_device_is_declared_there(cli, tmp_path):
     # as in eager; its result is declared there, not on the device of what it read.
     path = write(tmp_path, "host.py", """
         import torch
-        from torch.overrides import handle_torch_function, has_torch_function
 
 
         def to_host(x):
-            if has_torch_function((x,)):
-                return handle_torch_function(to_host, (x,), x)
+            # Handed to __torch_function__ through the module's attributes: a call
+            # tracing does not look into.
+            if torch.overrides.has_torch_function((x,)):
+                return torch.overrides.handle_torch_function(to_host, (x,), x)
             return x.cpu() * 2
 
 
