@@ -45,6 +45,8 @@ from tracecli.frontend.arguments import (
 from tracecli.frontend.containers import hidden_tensor
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
+from tracecli.frontend.numpy_arrays import TracedArray
+from tracecli.frontend.numpy_calls import HANDLERS, NUMPY_LEAVES, UNHANDLED, array_output, numpy_leaf, numpy_overrides
 from tracecli.frontend.overrides import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
@@ -216,12 +218,20 @@ class _Tracer:
             return to_device(obj)
         if isinstance(obj, (torch.Size, SymSize)):
             return tuple(obj)
+        if isinstance(obj, NUMPY_LEAVES):
+            return numpy_leaf(obj)
         return obj
 
     def output_values(self, result):
         """What the entry returns, as values: as `to_values`, but a torch.Size stays one
-        (a symbolic one holds size symbols, and the trace builds the torch.Size)."""
-        return tree_map(self._leaf_value, result, is_leaf=_slice)
+        (a symbolic one holds size symbols, and the trace builds the torch.Size), and a
+        numpy array is one (frontend/numpy_calls.py)."""
+        return tree_map(self._output_leaf, result, is_leaf=_slice)
+
+    def _output_leaf(self, obj):
+        if type(obj) is TracedArray:
+            return array_output(obj, self._leaf_value(obj.tensor))
+        return self._leaf_value(obj)
 
     def to_proxies(self, obj):
         if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
@@ -408,6 +418,12 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
+        if kind == "handler":
+            # A kind of call with a handler of its own, declared beside what it handles.
+            out = adapter(self, func, args, kwargs)
+            if out is not UNHANDLED:
+                return out
+            kind, adapter = _resolve_plain(func)
         if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
             wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
             if args[0].requires_grad == wanted:
@@ -457,6 +473,8 @@ class _Tracer:
             if vkwargs["out"] is not None:
                 return self._into_out(func, args, kwargs)
             vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
+        if kind == "ltorch" and ("axis" in vkwargs or "keepdims" in vkwargs):
+            vkwargs = torch_map.torch_keywords(vkwargs)
         if kind == "ltorch" and adapter is ltorch.setitem_ and _puts_back(self.aliasing, vargs):
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
@@ -567,6 +585,19 @@ _resolved[AUTOGRAD_GRAD] = ("autograd-grad", None)
 _resolved[torch.Tensor.requires_grad.__set__] = ("requires-grad-set", None)
 _resolved[torch.Tensor.requires_grad_] = ("requires-grad-set", None)
 _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply", "autograd-grad"})
+# numpy met by torch calls: x.numpy(), torch.tensor(a), ... (frontend/numpy_calls.py).
+_resolved.update({func: ("handler", handler) for func, handler in HANDLERS.items()})
+
+
+def _resolve_plain(func) -> tuple[str, Callable | None]:
+    """What a call with a handler of its own is as a torch call, where the handler leaves it."""
+    found = _plain.get(func)
+    if found is None:
+        found = _plain[func] = torch_map.resolve(func)
+    return found
+
+
+_plain: dict = {}
 
 
 def _call_name(func) -> str:
@@ -856,7 +887,7 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes, tracer.training.optimizers():
+        with _Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), gc_paused(), sizes, tracer.training.optimizers():
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()

@@ -104,6 +104,10 @@ class Training:
             for bsym in bsyms:
                 self.no_grad.update(v.name for v in bsym.output_values())
 
+    def requires_grad(self, value: TensorValue) -> bool:
+        """Whether autograd would have `value` require grad (x.numpy() refuses such a tensor)."""
+        return value.name in self._requiring_grad()
+
     # -- the user's calls ----------------------------------------------------------------
 
     def leaf(self, tensor) -> str | None:

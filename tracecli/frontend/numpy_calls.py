@@ -1,0 +1,312 @@
+"""How the tracer treats numpy: the torch calls that meet it, numpy's own entry points
+while tracing, and a numpy array the entry returns.
+
+- `x.numpy()` (and numpy converting a tensor, which is the same call) is a TracedArray
+  of x's own traced tensor (frontend/numpy_arrays.py), refused where eager refuses it:
+  on a GPU, requiring grad, or of a dtype numpy lacks.
+- `torch.from_numpy(a)` is that tensor itself (their memory is one, as in eager);
+  `torch.as_tensor(a)`, `torch.asarray(a)`, `torch.tensor(a)` and `t.new_tensor(a)` are
+  those calls on it.
+- A numpy scalar given to torch is the number torch's argument parser reads it as;
+  `torch.tensor(np.float64(0.1))` keeps its dtype, as torch does.
+- numpy's constructors, which do not ask the objects they get (NEP 18 leaves them out),
+  are stood in for while tracing: `np.asarray(t)`, `np.array(t)`. So is numpy's global
+  random generator, refused at the line that draws from it.
+- The entry returning an array returns one: its trace ends in `torch.Tensor.numpy(t)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy
+import torch
+import torch._numpy as tnp
+import torch._numpy._dtypes_impl as tnp_dtypes_impl
+import torch._numpy._util as tnp_util
+
+from tracecli.core.pytree import Rebuild, register_node, tree_leaves, tree_map
+from tracecli.core.values import TensorValue
+from tracecli.frontend.numpy_arrays import (
+    MIXED,
+    NUMPY_DTYPES,
+    TORCH_DTYPES,
+    TracedArray,
+    counterparts,
+    refusal,
+    traced_function,
+)
+from tracecli.frontend.proxy import TensorProxy
+
+# A handler's answer for a call that is not numpy's to handle: the tracer traces it as
+# the torch call it is.
+UNHANDLED = object()
+
+
+def torch_number(scalar: numpy.generic) -> object:
+    """A numpy scalar given to torch, as torch's argument parser reads it: integers as
+    ints; numpy's bool and floats as floats (torch has no case for numpy's bool: an int32
+    tensor plus np.bool_(True) is float32 in eager); complex128, a Python complex, as
+    one; complex64 as the float of its real part."""
+    if isinstance(scalar, numpy.integer):
+        return int(scalar)
+    if isinstance(scalar, complex):
+        return complex(scalar)
+    if isinstance(scalar, (numpy.floating, numpy.bool_, numpy.complexfloating)):
+        return float(scalar.real)
+    return scalar
+
+
+def numpy_leaf(obj: object) -> object:
+    """A numpy object among a torch call's arguments, as the tracer hands it on."""
+    if type(obj) is TracedArray:
+        raise refusal(f"a numpy array made from traced tensors is given to torch: {MIXED}")
+    return torch_number(obj)
+
+
+NUMPY_LEAVES = (numpy.generic, TracedArray)
+
+
+# -- torch calls ----------------------------------------------------------------------------
+
+
+def _numpy(tracer, func, args: tuple, kwargs: dict):
+    """`x.numpy(force=False)`."""
+    tensor = args[0]
+    if type(tensor) is not TensorProxy:
+        return UNHANDLED  # a real tensor's values: read for real
+    force = bool(args[1] if len(args) > 1 else kwargs.get("force", False))
+    value = tracer.value_of(tensor)
+    if force:
+        tensor = tracer.on_torch_call(torch.Tensor.cpu, (tracer.on_torch_call(torch.Tensor.detach, (tensor,), {}),), {})
+        value = tracer.value_of(tensor)
+    if value.device != "cpu":
+        raise refusal(f"can't convert {value.device} device type tensor to numpy, as eager says: use Tensor.cpu() to "
+                      "copy the tensor to host memory first")
+    if tracer.training.requires_grad(value):
+        raise refusal("can't call numpy() on a tensor that requires grad, as eager says: use tensor.detach().numpy()")
+    if value.dtype.name not in _NUMPY_NAMES:
+        raise refusal(f"numpy has no dtype for {value.dtype.name}, as eager says: convert the tensor first "
+                      "(t.float().numpy())")
+    return TracedArray(tnp.ndarray(tensor))
+
+
+_NUMPY_NAMES = frozenset(str(t).removeprefix("torch.") for t in NUMPY_DTYPES)
+
+
+def _array(tracer, func, args: tuple, kwargs: dict):
+    """`Tensor.__array__`: numpy's own code converting a traced tensor (a ufunc given one,
+    `asarray` imported by name, a library reading it)."""
+    if not any(type(leaf) is TensorProxy for leaf in tree_leaves((args, kwargs))):
+        return UNHANDLED
+    raise refusal("numpy converts a traced tensor to an array in its own code here, reading its values, which tracing "
+                  "does not have: numpy is traced through its module's functions (np.asarray(t), np.sin(a) of an "
+                  "array a = t.numpy()) and the arrays' methods; or use the torch op on the tensor")
+
+
+def _data(position: int) -> Callable:
+    """`torch.tensor(data)`, `torch.as_tensor(data)`, `torch.asarray(obj)`, `t.new_tensor(data)`
+    (`data` at `position`): an array among the data is its tensor; numpy scalars are
+    numbers of their own dtype."""
+
+    def handle(tracer, func, args: tuple, kwargs: dict):
+        given_by_name = len(args) <= position
+        data = _data_argument(func, args, kwargs, position)
+        if data is None or not any(type(x) is TracedArray or isinstance(x, numpy.generic) for x in tree_leaves(data)):
+            return UNHANDLED
+        kwargs = dict(kwargs)
+        if kwargs.get("dtype") is None and func is not torch.Tensor.new_tensor and _numbers_only(data):
+            # torch's own reading of the numbers gives the dtype (np.float64 in a list of floats makes float64).
+            kwargs["dtype"] = func(data).dtype
+        plain = tree_map(_plain_data, data)
+        if given_by_name:
+            kwargs[_DATA_NAMES[func]] = plain
+        else:
+            args = (*args[:position], plain, *args[position + 1:])
+        return tracer.on_torch_call(func, args, kwargs)
+
+    return handle
+
+
+_DATA_NAMES = {torch.tensor: "data", torch.as_tensor: "data", torch.asarray: "obj", torch.Tensor.new_tensor: "data"}
+
+
+def _data_argument(func, args: tuple, kwargs: dict, position: int):
+    return args[position] if len(args) > position else kwargs.get(_DATA_NAMES[func])
+
+
+def _numbers_only(data) -> bool:
+    return all(isinstance(x, (int, float, complex, numpy.generic)) and type(x) is not TracedArray
+               for x in tree_leaves(data))
+
+
+def _plain_data(leaf):
+    if type(leaf) is TracedArray:
+        return leaf.tensor
+    return leaf.item() if isinstance(leaf, numpy.generic) else leaf
+
+
+HANDLERS = {
+    torch.Tensor.numpy: _numpy,
+    torch.Tensor.__array__: _array,
+    torch.tensor: _data(0),
+    torch.as_tensor: _data(0),
+    torch.asarray: _data(0),
+    torch.Tensor.new_tensor: _data(1),
+}
+
+
+# -- what the entry returns -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArrayOutput:
+    """Where eager returns a numpy array (or a numpy scalar: `scalar_type`), the traced
+    tensor holding its values. Printed code builds the array: `torch.Tensor.numpy(t3)`,
+    `float32(torch.Tensor.numpy(t3))` for a numpy float32."""
+
+    value: object
+    scalar_type: type | None = None
+
+
+def _array_rebuild(out: ArrayOutput) -> Rebuild:
+    if out.scalar_type is None:
+        return Rebuild(torch.Tensor.numpy, (out.value,))
+    return Rebuild(out.scalar_type, (ArrayOutput(out.value),))
+
+
+register_node(ArrayOutput, lambda out: ([out.value], out.scalar_type),
+              lambda children, scalar_type: ArrayOutput(children[0], scalar_type), rebuild=_array_rebuild)
+
+
+def array_output(array: TracedArray, value: TensorValue) -> ArrayOutput:
+    return ArrayOutput(value, NUMPY_DTYPES[array.tensor.dtype].type if array.scalar else None)
+
+
+# -- numpy's own entry points while tracing --------------------------------------------------
+
+
+def _holds_traced(obj) -> bool:
+    return any(type(leaf) is TracedArray or isinstance(leaf, TensorProxy) for leaf in tree_leaves(obj))
+
+
+def _constructor(original: Callable) -> Callable:
+    """`np.asarray(t)`, `np.array(a)`: numpy's constructors take what they get without
+    asking it (NEP 18 leaves them out): traced arrays and tensors go to torch._numpy."""
+
+    def construct(*args, **kwargs):
+        if not _holds_traced((args, kwargs)):
+            return original(*args, **kwargs)
+        return traced_function(original, args, kwargs)
+
+    construct.__wrapped__ = original
+    return construct
+
+
+_FROM_NUMPY = torch.from_numpy
+
+
+def _from_numpy(array):
+    """`torch.from_numpy(a)`: the tensor holding the array's values, its memory."""
+    if type(array) is not TracedArray:
+        return _FROM_NUMPY(array)
+    if array.scalar:
+        raise TypeError(f"expected np.ndarray (got numpy.{array.__class__.__name__})")
+    return array.tensor
+
+
+def _refusing_draw(name: str) -> Callable:
+    def draw(*args, **kwargs):
+        raise refusal(f"numpy.random.{name} uses numpy's global generator while traced: the trace would keep the "
+                      "numbers drawn now as constants, the same on every call; draw with torch instead (torch.rand, "
+                      "torch.randn, torch.randint, torch.randperm), which the trace runs on every call")
+
+    return draw
+
+
+_GLOBAL_GENERATOR = numpy.random.mtrand._rand
+_DRAWS = tuple(
+    name for name in dir(numpy.random)
+    if getattr(getattr(numpy.random, name), "__self__", None) is _GLOBAL_GENERATOR and name != "get_state"
+) + ("seed",)
+
+# torch._numpy's defaults are numpy's (which torch.compile takes from its own settings):
+# float64, complex128 and numpy's int.
+_NUMPY_DEFAULTS = tnp_dtypes_impl.DefaultDTypes(
+    float_dtype=TORCH_DTYPES[numpy.asarray(0.0).dtype], complex_dtype=TORCH_DTYPES[numpy.asarray(0j).dtype],
+    int_dtype=TORCH_DTYPES[numpy.asarray(0).dtype],
+)
+_COERCE = tnp_util._coerce_to_tensor
+
+
+def _coerce_to_tensor(obj, dtype=None, copy=False, ndmin=0):
+    """torch._numpy making a tensor of what is not one (a list, a number, a numpy array):
+    as torch._numpy does it, but with numpy's dtype for Python data named in the call
+    (torch._numpy switches torch's default dtype for it, which tracing refuses)."""
+    if not isinstance(obj, torch.Tensor):
+        if isinstance(obj, numpy.ndarray):
+            kind = obj.dtype
+        else:
+            kind = numpy.asarray(obj).dtype
+            if kind not in TORCH_DTYPES:
+                raise refusal(f"a numpy array of {kind} is not traced: a traced array holds one of torch's dtypes")
+        obj = torch.as_tensor(obj, dtype=TORCH_DTYPES.get(kind))
+    return _COERCE(obj, dtype, copy, ndmin)
+
+
+_NEP50 = tnp_dtypes_impl.nep50_to_tensors
+_WEAK = (bool, int, float, complex)
+
+
+def _nep50_to_tensors(x1, x2, handle_weaks: bool, function_name: str):
+    """torch._numpy promoting an array with a Python number (NEP 50): the number itself
+    where the array's dtype is the result's, which torch's own promotion of a number then
+    gives too (`a * 2` is `ltorch.mul(t0, 2)`), rather than a 0-d tensor made of it first.
+    Half precision excepted: numpy rounds the number to it first, torch does not."""
+    if (handle_weaks and isinstance(x1, torch.Tensor) and type(x2) in _WEAK
+            and function_name not in tnp_dtypes_impl._NEP50_FUNCS_TENSOR_ONLY
+            and x1.dtype not in (torch.float16, torch.bfloat16)):
+        try:
+            weak, strong = tnp_dtypes_impl._category(tnp_dtypes_impl._dtype_for_scalar(type(x2))), \
+                tnp_dtypes_impl._category(x1.dtype)
+        except KeyError:  # a dtype torch._numpy does not rank
+            return _NEP50(x1, x2, handle_weaks, function_name)
+        if weak < strong or (weak == strong and not (weak == 1 and _out_of_bounds(x2, x1.dtype))):
+            return x1, x2
+    return _NEP50(x1, x2, handle_weaks, function_name)
+
+
+def _out_of_bounds(number: int, dtype: torch.dtype) -> bool:
+    # NEP 50 refuses an integer the array's dtype cannot hold: torch._numpy's own says so.
+    info = torch.iinfo(dtype)
+    return not info.min <= number <= info.max
+
+
+@contextmanager
+def numpy_overrides() -> Iterator[None]:
+    """numpy's constructors and global generator, torch.from_numpy and torch._numpy's
+    defaults as tracing needs them, put back as they were after."""
+    counterparts()  # numpy's own functions, before any stands in for one
+    patches = [
+        *((numpy, name, _constructor(getattr(numpy, name)))
+          for name in ("array", "asarray", "asanyarray", "ascontiguousarray")),
+        *((numpy.random, name, _refusing_draw(name)) for name in _DRAWS),
+        (torch, "from_numpy", _from_numpy),
+        (tnp_dtypes_impl, "_default_dtypes", _NUMPY_DEFAULTS),
+        (tnp_util, "_coerce_to_tensor", _coerce_to_tensor),
+        (tnp_dtypes_impl, "nep50_to_tensors", _nep50_to_tensors),
+    ]
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, stand_in in patches:
+        setattr(owner, name, stand_in)
+    try:
+        yield
+    finally:
+        for owner, name, original in reversed(originals):
+            setattr(owner, name, original)
+
+
+__all__ = ["HANDLERS", "NUMPY_LEAVES", "UNHANDLED", "ArrayOutput", "array_output", "numpy_leaf", "numpy_overrides",
+           "torch_number"]
