@@ -143,6 +143,9 @@ def _tnp_dtype(dtype: numpy.dtype) -> object:
     return tnp_dtypes.dtype(torch_dtype)
 
 
+_OBJECT_NAMES = frozenset({"O", "object"})
+
+
 def _to_tnp(obj: object, operands: bool, mine: dict) -> object:
     """An argument as torch._numpy takes it. `mine`: id(its array) -> each TracedArray met,
     so that what comes back as one of them is that very array. `operands`: numpy scalars
@@ -165,7 +168,7 @@ def _to_tnp(obj: object, operands: bool, mine: dict) -> object:
         return _to_tnp(array, operands, mine) if type(array) is TracedArray else tnp.ndarray(obj)
     if isinstance(obj, numpy.dtype):
         return _tnp_dtype(obj)
-    if isinstance(obj, type) and issubclass(obj, numpy.generic):
+    if isinstance(obj, type) and issubclass(obj, numpy.generic) or obj is object or (type(obj) is str and obj in _OBJECT_NAMES):
         return _tnp_dtype(numpy.dtype(obj))
     if isinstance(obj, numpy.generic):
         return tnp.asarray(obj) if operands else obj.item()

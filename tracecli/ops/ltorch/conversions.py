@@ -55,6 +55,11 @@ def _to_method(self, *args, dtype=None, device=None, non_blocking=False, copy=Fa
     return to(self, device=device, dtype=dtype)
 
 
+@torch_form(methods=("cpu",))
+def _cpu(self, memory_format=torch.preserve_format):
+    return to(self, device="cpu")
+
+
 @torch_form(methods=("type_as",))
 def _type_as(self, other):
     return to(self, dtype=other.dtype)
