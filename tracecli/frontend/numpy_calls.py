@@ -163,26 +163,36 @@ HANDLERS = {
 
 @dataclass(frozen=True)
 class ArrayOutput:
-    """Where eager returns a numpy array (or a numpy scalar: `scalar_type`), the traced
-    tensor holding its values. Printed code builds the array: `torch.Tensor.numpy(t3)`,
-    `float32(torch.Tensor.numpy(t3))` for a numpy float32."""
+    """Where eager returns a numpy array (or a numpy scalar: `scalar`), the traced tensor
+    holding its values. Printed code builds the array: `torch.Tensor.numpy(t3)`, and
+    `numpy_scalar(torch.Tensor.numpy(t3))` for a scalar."""
 
     value: object
-    scalar_type: type | None = None
+    scalar: bool = False
+
+
+def numpy_scalar(array):
+    """The numpy scalar a 0-d array holds, as numpy's reductions give it (`a.sum()`)."""
+    if type(array) is TracedArray:  # a saved trace traced again
+        return TracedArray(array.array, scalar=True)
+    return array[()]
+
+
+numpy_scalar.tracecli_module = __name__  # a saved file imports it from here
 
 
 def _array_rebuild(out: ArrayOutput) -> Rebuild:
-    if out.scalar_type is None:
-        return Rebuild(torch.Tensor.numpy, (out.value,))
-    return Rebuild(out.scalar_type, (ArrayOutput(out.value),))
+    if out.scalar:
+        return Rebuild(numpy_scalar, (ArrayOutput(out.value),))
+    return Rebuild(torch.Tensor.numpy, (out.value,))
 
 
-register_node(ArrayOutput, lambda out: ([out.value], out.scalar_type),
-              lambda children, scalar_type: ArrayOutput(children[0], scalar_type), rebuild=_array_rebuild)
+register_node(ArrayOutput, lambda out: ([out.value], out.scalar),
+              lambda children, scalar: ArrayOutput(children[0], scalar), rebuild=_array_rebuild)
 
 
 def array_output(array: TracedArray, value: TensorValue) -> ArrayOutput:
-    return ArrayOutput(value, NUMPY_DTYPES[array.tensor.dtype].type if array.scalar else None)
+    return ArrayOutput(value, array.scalar)
 
 
 # -- numpy's own entry points while tracing --------------------------------------------------
@@ -258,6 +268,9 @@ def _coerce_to_tensor(obj, dtype=None, copy=False, ndmin=0):
 
 _NEP50 = tnp_dtypes_impl.nep50_to_tensors
 _WEAK = (bool, int, float, complex)
+# torch's comparisons take a number as it is, as the arithmetic ops do.
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+                          "not_equal"})
 
 
 def _nep50_to_tensors(x1, x2, handle_weaks: bool, function_name: str):
@@ -265,7 +278,7 @@ def _nep50_to_tensors(x1, x2, handle_weaks: bool, function_name: str):
     where the array's dtype is the result's, which torch's own promotion of a number then
     gives too (`a * 2` is `ltorch.mul(t0, 2)`), rather than a 0-d tensor made of it first.
     Half precision excepted: numpy rounds the number to it first, torch does not."""
-    if (handle_weaks and isinstance(x1, torch.Tensor) and type(x2) in _WEAK
+    if ((handle_weaks or function_name in _COMPARISONS) and isinstance(x1, torch.Tensor) and type(x2) in _WEAK
             and function_name not in tnp_dtypes_impl._NEP50_FUNCS_TENSOR_ONLY
             and x1.dtype not in (torch.float16, torch.bfloat16)):
         try:
@@ -308,5 +321,5 @@ def numpy_overrides() -> Iterator[None]:
             setattr(owner, name, original)
 
 
-__all__ = ["HANDLERS", "NUMPY_LEAVES", "UNHANDLED", "ArrayOutput", "array_output", "numpy_leaf", "numpy_overrides",
+__all__ = ["HANDLERS", "NUMPY_LEAVES", "UNHANDLED", "ArrayOutput", "array_output", "numpy_leaf", "numpy_overrides", "numpy_scalar",
            "torch_number"]
