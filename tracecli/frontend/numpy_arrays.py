@@ -27,6 +27,7 @@ import torch
 import torch._numpy as tnp
 from torch._numpy import _dtypes as tnp_dtypes
 
+from tracecli.core.dims import Dim
 from tracecli.core.errors import TracingError
 from tracecli.frontend.source import location_of, user_frame
 
@@ -266,6 +267,8 @@ def _loop_dtypes(ufunc: numpy.ufunc, inputs: tuple) -> tuple | None:
             given.append(numpy.dtype(bool))
         elif type(x) in (int, float, complex):
             given.append(type(x))
+        elif isinstance(x, Dim):  # a size under symbolic shapes
+            given.append(int)
         else:
             return None
     if any(d is None for d in given):

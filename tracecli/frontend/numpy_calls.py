@@ -27,6 +27,7 @@ import torch._numpy as tnp
 import torch._numpy._dtypes_impl as tnp_dtypes_impl
 import torch._numpy._util as tnp_util
 
+from tracecli.core.dims import Dim
 from tracecli.core.pytree import Rebuild, register_node, tree_leaves, tree_map
 from tracecli.core.values import TensorValue
 from tracecli.frontend.numpy_arrays import (
@@ -267,6 +268,7 @@ def _coerce_to_tensor(obj, dtype=None, copy=False, ndmin=0):
 
 
 _NEP50 = tnp_dtypes_impl.nep50_to_tensors
+# (A size symbol is a number too, but torch's functions take it only as a tensor.)
 _WEAK = (bool, int, float, complex)
 # torch's comparisons take a number as it is, as the arithmetic ops do.
 _COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
@@ -282,7 +284,7 @@ def _nep50_to_tensors(x1, x2, handle_weaks: bool, function_name: str):
             and function_name not in tnp_dtypes_impl._NEP50_FUNCS_TENSOR_ONLY
             and x1.dtype not in (torch.float16, torch.bfloat16)):
         try:
-            weak, strong = tnp_dtypes_impl._category(tnp_dtypes_impl._dtype_for_scalar(type(x2))), \
+            weak, strong = tnp_dtypes_impl._category(_dtype_for_scalar(type(x2))), \
                 tnp_dtypes_impl._category(x1.dtype)
         except KeyError:  # a dtype torch._numpy does not rank
             return _NEP50(x1, x2, handle_weaks, function_name)
@@ -295,6 +297,19 @@ def _out_of_bounds(number: int, dtype: torch.dtype) -> bool:
     # NEP 50 refuses an integer the array's dtype cannot hold: torch._numpy's own says so.
     info = torch.iinfo(dtype)
     return not info.min <= number <= info.max
+
+
+_IS_SCALAR = tnp_dtypes_impl.is_scalar_or_symbolic
+_DTYPE_FOR_SCALAR = tnp_dtypes_impl._dtype_for_scalar
+
+
+def _is_scalar_or_symbolic(x) -> bool:
+    """torch._numpy's test for a Python number: a size symbol is one (an int)."""
+    return isinstance(x, Dim) or _IS_SCALAR(x)
+
+
+def _dtype_for_scalar(kind: type) -> torch.dtype:
+    return torch.int64 if kind is Dim else _DTYPE_FOR_SCALAR(kind)
 
 
 @contextmanager
@@ -310,6 +325,8 @@ def numpy_overrides() -> Iterator[None]:
         (tnp_dtypes_impl, "_default_dtypes", _NUMPY_DEFAULTS),
         (tnp_util, "_coerce_to_tensor", _coerce_to_tensor),
         (tnp_dtypes_impl, "nep50_to_tensors", _nep50_to_tensors),
+        (tnp_dtypes_impl, "is_scalar_or_symbolic", _is_scalar_or_symbolic),
+        (tnp_dtypes_impl, "_dtype_for_scalar", _dtype_for_scalar),
     ]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, stand_in in patches:
