@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import sys
 from collections.abc import Callable
 
 import numpy
@@ -27,20 +26,18 @@ import torch
 import torch._numpy as tnp
 from torch._numpy import _dtypes as tnp_dtypes
 
-from tracecli.core.dims import Dim
 from tracecli.core.errors import TracingError
-from tracecli.frontend.source import location_of, user_frame
-
-# torch's dtypes that numpy has, both ways.
-NUMPY_DTYPES = {
-    torch.bool: numpy.dtype("bool"), torch.uint8: numpy.dtype("uint8"), torch.int8: numpy.dtype("int8"),
-    torch.int16: numpy.dtype("int16"), torch.int32: numpy.dtype("int32"), torch.int64: numpy.dtype("int64"),
-    torch.uint16: numpy.dtype("uint16"), torch.uint32: numpy.dtype("uint32"), torch.uint64: numpy.dtype("uint64"),
-    torch.float16: numpy.dtype("float16"), torch.float32: numpy.dtype("float32"),
-    torch.float64: numpy.dtype("float64"), torch.complex64: numpy.dtype("complex64"),
-    torch.complex128: numpy.dtype("complex128"),
-}
-TORCH_DTYPES = {numpy_dtype: torch_dtype for torch_dtype, numpy_dtype in NUMPY_DTYPES.items()}
+from tracecli.frontend.numpy_layer import (
+    ARRAY_MAKERS,
+    AS_FUNCTIONS,
+    NUMPY_DTYPES,
+    TORCH_DTYPES,
+    NumpyRefusal,
+    counterparts,
+    loop_dtypes,
+    numpy_name,
+    refusal,
+)
 
 # Reads of an array's values, and what to do instead.
 _BRANCH_ADVICE = ("a data-dependent branch: compute both sides and pick with np.where, or move the branch out of "
@@ -49,88 +46,6 @@ _READ_ADVICE = ("a number read out of a traced array: keep it an array, and read
                 "called")
 MIXED = ("an operation between a numpy array and a tensor: eager takes it through numpy's deprecated conversions, or "
          "refuses it; convert one side first (torch.from_numpy(a), or t.numpy())")
-
-
-class NumpyRefusal(TracingError):
-    """numpy inside the traced function doing what tracing cannot follow."""
-
-
-def refusal(message: str) -> NumpyRefusal:
-    """An error at the line of the user's code that called numpy (never a line inside
-    numpy's files or tracecli's)."""
-    frame = user_frame(sys._getframe(1))
-    if frame is None:
-        return NumpyRefusal(message)
-    where = location_of(frame)
-    return NumpyRefusal(message, file=where.file, line=where.line, source=where.text)
-
-
-@functools.cache
-def counterparts() -> dict:
-    """numpy's functions and ufuncs -> torch._numpy's, by name in the matching module."""
-    found = {}
-    for np_module, tnp_module in ((numpy, tnp), (numpy.fft, tnp.fft), (numpy.linalg, tnp.linalg)):
-        for name, fn in vars(tnp_module).items():
-            np_fn = getattr(np_module, name, None) if callable(fn) and not name.startswith("_") else None
-            if np_fn is not None and not isinstance(np_fn, type):
-                found[np_fn] = fn
-    found[numpy.asanyarray] = tnp.asarray  # an ndarray subclass is all asanyarray keeps: none is traced
-    found[numpy.ascontiguousarray] = _ascontiguousarray
-    for name in ("cumsum", "cumprod"):
-        found[getattr(numpy, name)] = _accumulating(getattr(tnp, name))
-    for name in ("any", "all"):
-        found[getattr(numpy, name)] = _boolean(getattr(tnp, name))
-    return found
-
-
-# Methods whose torch._numpy function is corrected above: `a.cumsum()` is np.cumsum(a).
-_AS_FUNCTIONS = frozenset({"cumsum", "cumprod", "any", "all"})
-
-
-def _accumulating(fn: Callable) -> Callable:
-    """numpy accumulates bools and small integers in its default int (torch in their own dtype)."""
-
-    def accumulate(a, axis=None, dtype=None, out=None):
-        kind = tnp.asarray(a).dtype.torch_dtype
-        if dtype is None and out is None and (kind == torch.bool or (not kind.is_floating_point and
-                                                                     not kind.is_complex and kind.is_signed and
-                                                                     kind.itemsize < 8)):
-            dtype = tnp.int64
-        return fn(a, axis=axis, dtype=dtype, out=out)
-
-    return accumulate
-
-
-def _boolean(fn: Callable) -> Callable:
-    """numpy's any() and all() are bools (torch's, of uint8, are uint8)."""
-
-    def reduce(*args, **kwargs):
-        result = fn(*args, **kwargs)
-        if kwargs.get("out") is None and isinstance(result, tnp.ndarray) and result.dtype.torch_dtype != torch.bool:
-            return result.astype(tnp.bool_)
-        return result
-
-    return reduce
-
-
-def _ascontiguousarray(a, dtype=None, *, like=None):
-    # torch._numpy's own replaces the tensor of the array it was given: another array
-    # would stop sharing its memory.
-    return tnp.ndarray(tnp.asarray(a, dtype=dtype, like=like).tensor.contiguous())
-
-
-def numpy_name(func: Callable) -> str:
-    module = getattr(func, "__module__", None) or "numpy"
-    return f"{module if module.startswith('numpy') else 'numpy'}.{getattr(func, '__name__', func)}"
-
-
-# numpy's functions and methods whose 0-d result is an array; others (ufuncs,
-# reductions, `a[i]`) give a numpy scalar then.
-_ARRAY_MAKERS = frozenset({
-    "array", "asarray", "asanyarray", "ascontiguousarray", "copy", "reshape", "squeeze", "expand_dims",
-    "broadcast_to", "transpose", "swapaxes", "moveaxis", "zeros_like", "ones_like", "full_like", "empty_like",
-    "where", "astype", "view", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d", "flip", "roll",
-})
 
 
 # -- into and out of torch._numpy ---------------------------------------------------------
@@ -214,7 +129,7 @@ def traced_function(func: Callable, args: tuple, kwargs: dict):
     if fn is None:
         raise refusal(f"{numpy_name(func)} is not traced: torch's numpy layer (torch._numpy) has no counterpart; "
                       "compute it with torch ops on torch.from_numpy(a), or outside the traced function")
-    return traced_call(fn, numpy_name(func), args, kwargs, scalar=getattr(func, "__name__", "") not in _ARRAY_MAKERS)
+    return traced_call(fn, numpy_name(func), args, kwargs, scalar=getattr(func, "__name__", "") not in ARRAY_MAKERS)
 
 
 def traced_ufunc(ufunc: numpy.ufunc, method: str, inputs: tuple, kwargs: dict):
@@ -234,7 +149,7 @@ def traced_ufunc(ufunc: numpy.ufunc, method: str, inputs: tuple, kwargs: dict):
             raise refusal(f"{name}(..., out=...) writes into an array that is not traced: write into an array made "
                           "from traced tensors, or assign the result")
         kwargs = {**kwargs, "out": outs[0] if len(outs) == 1 else outs}
-    loops = None if "dtype" in kwargs or "signature" in kwargs else _loop_dtypes(ufunc, inputs)
+    loops = None if "dtype" in kwargs or "signature" in kwargs else loop_dtypes(ufunc, inputs)
     tensors_in = any(isinstance(x, torch.Tensor) for x in inputs)
     if loops is not None:
         inputs = tuple(_cast(x, dtype) for x, dtype in zip(inputs, loops, strict=False))
@@ -249,34 +164,6 @@ def traced_ufunc(ufunc: numpy.ufunc, method: str, inputs: tuple, kwargs: dict):
         # its inputs: a tensor of the array's memory, bool as uint8.
         return _wrapped_in_tensor(result)
     return result
-
-
-def _loop_dtypes(ufunc: numpy.ufunc, inputs: tuple) -> tuple | None:
-    """The dtypes numpy runs `ufunc` in on these inputs, then its outputs' (torch._numpy
-    has its own rules, from torch's: int / int is float32 there, float64 in numpy).
-    Python numbers are weak (NEP 50); None where numpy cannot say."""
-    given = []
-    for x in inputs:
-        if type(x) is TracedArray:
-            given.append(x.dtype)
-        elif isinstance(x, torch.Tensor):
-            given.append(NUMPY_DTYPES.get(x.dtype))
-        elif isinstance(x, (numpy.ndarray, numpy.generic)):
-            given.append(x.dtype)
-        elif type(x) is bool:
-            given.append(numpy.dtype(bool))
-        elif type(x) in (int, float, complex):
-            given.append(type(x))
-        elif isinstance(x, Dim):  # a size under symbolic shapes
-            given.append(int)
-        else:
-            return None
-    if any(d is None for d in given):
-        return None
-    try:
-        return ufunc.resolve_dtypes((*given, *(None,) * ufunc.nout))
-    except (TypeError, AttributeError, numpy.exceptions.DTypePromotionError):
-        return None
 
 
 def _cast(x: object, dtype: numpy.dtype) -> object:
@@ -435,7 +322,7 @@ class TracedArray:
         # torch._numpy's, on the same arguments.
         if name.startswith("__"):
             raise AttributeError(name)
-        if name in _AS_FUNCTIONS:
+        if name in AS_FUNCTIONS:
             function = getattr(numpy, name)
             return lambda *args, **kwargs: traced_function(function, (self, *args), kwargs)
         try:
@@ -447,7 +334,7 @@ class TracedArray:
             raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'") from None
         if not callable(found):
             return traced_call(operator.attrgetter(name), f"ndarray.{name}", (self,), {}, scalar=False)
-        scalar = name not in _ARRAY_MAKERS
+        scalar = name not in ARRAY_MAKERS
 
         def method(*args, **kwargs):
             return traced_call(_method_call(name), f"ndarray.{name}", (self, *args), kwargs, scalar=scalar)
@@ -522,5 +409,4 @@ def tensor_array_function(func: Callable, args: tuple, kwargs: dict):
     return traced_function(func, args, kwargs)
 
 
-__all__ = ["MIXED", "NUMPY_DTYPES", "TORCH_DTYPES", "NumpyRefusal", "TracedArray", "counterparts", "refusal",
-           "tensor_array_function", "traced_function"]
+__all__ = ["MIXED", "TracedArray", "tensor_array_function", "traced_call", "traced_function", "traced_ufunc"]

@@ -24,21 +24,11 @@ from dataclasses import dataclass
 import numpy
 import torch
 import torch._numpy as tnp
-import torch._numpy._dtypes_impl as tnp_dtypes_impl
-import torch._numpy._util as tnp_util
 
-from tracecli.core.dims import Dim
 from tracecli.core.pytree import Rebuild, register_node, tree_leaves, tree_map
 from tracecli.core.values import TensorValue
-from tracecli.frontend.numpy_arrays import (
-    MIXED,
-    NUMPY_DTYPES,
-    TORCH_DTYPES,
-    TracedArray,
-    counterparts,
-    refusal,
-    traced_function,
-)
+from tracecli.frontend.numpy_arrays import MIXED, TracedArray, traced_function
+from tracecli.frontend.numpy_layer import NUMPY_DTYPES, counterparts, refusal, settings
 from tracecli.frontend.proxy import TensorProxy
 
 # A handler's answer for a call that is not numpy's to handle: the tracer traces it as
@@ -243,75 +233,6 @@ _DRAWS = tuple(
     if getattr(getattr(numpy.random, name), "__self__", None) is _GLOBAL_GENERATOR and name != "get_state"
 ) + ("seed",)
 
-# torch._numpy's defaults are numpy's (which torch.compile takes from its own settings):
-# float64, complex128 and numpy's int.
-_NUMPY_DEFAULTS = tnp_dtypes_impl.DefaultDTypes(
-    float_dtype=TORCH_DTYPES[numpy.asarray(0.0).dtype], complex_dtype=TORCH_DTYPES[numpy.asarray(0j).dtype],
-    int_dtype=TORCH_DTYPES[numpy.asarray(0).dtype],
-)
-_COERCE = tnp_util._coerce_to_tensor
-
-
-def _coerce_to_tensor(obj, dtype=None, copy=False, ndmin=0):
-    """torch._numpy making a tensor of what is not one (a list, a number, a numpy array):
-    as torch._numpy does it, but with numpy's dtype for Python data named in the call
-    (torch._numpy switches torch's default dtype for it, which tracing refuses)."""
-    if not isinstance(obj, torch.Tensor):
-        if isinstance(obj, numpy.ndarray):
-            kind = obj.dtype
-        else:
-            kind = numpy.asarray(obj).dtype
-            if kind not in TORCH_DTYPES:
-                raise refusal(f"a numpy array of {kind} is not traced: a traced array holds one of torch's dtypes")
-        obj = torch.as_tensor(obj, dtype=TORCH_DTYPES.get(kind))
-    return _COERCE(obj, dtype, copy, ndmin)
-
-
-_NEP50 = tnp_dtypes_impl.nep50_to_tensors
-# (A size symbol is a number too, but torch's functions take it only as a tensor.)
-_WEAK = (bool, int, float, complex)
-# torch's comparisons take a number as it is, as the arithmetic ops do.
-_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-                          "not_equal"})
-
-
-def _nep50_to_tensors(x1, x2, handle_weaks: bool, function_name: str):
-    """torch._numpy promoting an array with a Python number (NEP 50): the number itself
-    where the array's dtype is the result's, which torch's own promotion of a number then
-    gives too (`a * 2` is `ltorch.mul(t0, 2)`), rather than a 0-d tensor made of it first.
-    Half precision excepted: numpy rounds the number to it first, torch does not."""
-    if ((handle_weaks or function_name in _COMPARISONS) and isinstance(x1, torch.Tensor) and type(x2) in _WEAK
-            and function_name not in tnp_dtypes_impl._NEP50_FUNCS_TENSOR_ONLY
-            and x1.dtype not in (torch.float16, torch.bfloat16)):
-        try:
-            weak, strong = tnp_dtypes_impl._category(_dtype_for_scalar(type(x2))), \
-                tnp_dtypes_impl._category(x1.dtype)
-        except KeyError:  # a dtype torch._numpy does not rank
-            return _NEP50(x1, x2, handle_weaks, function_name)
-        if weak < strong or (weak == strong and not (weak == 1 and _out_of_bounds(x2, x1.dtype))):
-            return x1, x2
-    return _NEP50(x1, x2, handle_weaks, function_name)
-
-
-def _out_of_bounds(number: int, dtype: torch.dtype) -> bool:
-    # NEP 50 refuses an integer the array's dtype cannot hold: torch._numpy's own says so.
-    info = torch.iinfo(dtype)
-    return not info.min <= number <= info.max
-
-
-_IS_SCALAR = tnp_dtypes_impl.is_scalar_or_symbolic
-_DTYPE_FOR_SCALAR = tnp_dtypes_impl._dtype_for_scalar
-
-
-def _is_scalar_or_symbolic(x) -> bool:
-    """torch._numpy's test for a Python number: a size symbol is one (an int)."""
-    return isinstance(x, Dim) or _IS_SCALAR(x)
-
-
-def _dtype_for_scalar(kind: type) -> torch.dtype:
-    return torch.int64 if kind is Dim else _DTYPE_FOR_SCALAR(kind)
-
-
 @contextmanager
 def numpy_overrides() -> Iterator[None]:
     """numpy's constructors and global generator, torch.from_numpy and torch._numpy's
@@ -322,11 +243,7 @@ def numpy_overrides() -> Iterator[None]:
           for name in ("array", "asarray", "asanyarray", "ascontiguousarray")),
         *((numpy.random, name, _refusing_draw(name)) for name in _DRAWS),
         (torch, "from_numpy", _from_numpy),
-        (tnp_dtypes_impl, "_default_dtypes", _NUMPY_DEFAULTS),
-        (tnp_util, "_coerce_to_tensor", _coerce_to_tensor),
-        (tnp_dtypes_impl, "nep50_to_tensors", _nep50_to_tensors),
-        (tnp_dtypes_impl, "is_scalar_or_symbolic", _is_scalar_or_symbolic),
-        (tnp_dtypes_impl, "_dtype_for_scalar", _dtype_for_scalar),
+        *settings(),
     ]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, stand_in in patches:
@@ -338,5 +255,5 @@ def numpy_overrides() -> Iterator[None]:
             setattr(owner, name, original)
 
 
-__all__ = ["HANDLERS", "NUMPY_LEAVES", "UNHANDLED", "ArrayOutput", "array_output", "numpy_leaf", "numpy_overrides", "numpy_scalar",
-           "torch_number"]
+__all__ = ["HANDLERS", "NUMPY_LEAVES", "UNHANDLED", "ArrayOutput", "array_output", "numpy_leaf", "numpy_overrides",
+           "numpy_scalar", "torch_number"]
