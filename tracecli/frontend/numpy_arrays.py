@@ -197,6 +197,13 @@ def _refuse_read(what: str, advice: str = _READ_ADVICE) -> Callable:
     return read
 
 
+def _refusing(message: str) -> Callable:
+    def refuse(self, *args, **kwargs):
+        raise refusal(message)
+
+    return refuse
+
+
 def _operator(ufunc: numpy.ufunc, symbol: str, *, reflected: bool = False, in_place: bool = False) -> Callable:
     """An operator, as numpy's arrays have it: its ufunc (`a + b` is np.add(a, b))."""
 
@@ -366,6 +373,9 @@ class TracedArray:
                              "reading it)", "numpy's functions called as np.<name>, and the array's methods, are "
                                             "traced; a library that reads arrays runs outside the traced function")
     item = _refuse_read("ndarray.item()")
+    resize = _refusing("ndarray.resize() changes an array's shape in place, which tracing does not follow (eager "
+                       "refuses it for an array sharing a tensor's memory): use np.resize(a, shape) or "
+                       "a.reshape(shape)")
     tolist = _refuse_read("ndarray.tolist()")
     tobytes = _refuse_read("ndarray.tobytes()")
     tofile = _refuse_read("ndarray.tofile()")

@@ -658,9 +658,9 @@ def _library_reader(frame: FrameType | None) -> str | None:
 
 
 # Frames between a torch call and the code that made it: tracecli's own, torch's
-# dispatch, and Tensor's Python methods (`f"{loss:.3f}"` reads the value in
-# Tensor.__format__, at the user's request).
-_OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$")
+# dispatch, Tensor's Python methods (`f"{loss:.3f}"` reads the value in
+# Tensor.__format__, at the user's request), and torch's numpy layer (`np.nonzero(a)`).
+_OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$|torch/_numpy/")
 
 
 def _bound(func: Callable, args: tuple, kwargs: dict) -> dict:
