@@ -79,6 +79,9 @@ def _numpy(tracer, func, args: tuple, kwargs: dict):
     if tracer.training.requires_grad(value):
         raise refusal("can't call numpy() on a tensor that requires grad, as eager says: use tensor.detach().numpy()")
     if value.dtype.name not in _NUMPY_NAMES:
+        if value.dtype.name in ("uint16", "uint32", "uint64"):
+            raise refusal(f"numpy arrays of {value.dtype.name} are not traced (torch's numpy layer has none): convert "
+                          "the tensor first (t.long().numpy())")
         raise refusal(f"numpy has no dtype for {value.dtype.name}, as eager says: convert the tensor first "
                       "(t.float().numpy())")
     return TracedArray(tnp.ndarray(tensor))

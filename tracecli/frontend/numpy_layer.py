@@ -25,11 +25,11 @@ from tracecli.core.dims import Dim
 from tracecli.core.errors import TracingError
 from tracecli.frontend.source import location_of, user_frame
 
-# torch's dtypes that numpy has, both ways.
+# torch's dtypes that numpy has and torch._numpy follows, both ways (torch._numpy has no
+# uint16, uint32 or uint64).
 NUMPY_DTYPES = {
     torch.bool: numpy.dtype("bool"), torch.uint8: numpy.dtype("uint8"), torch.int8: numpy.dtype("int8"),
     torch.int16: numpy.dtype("int16"), torch.int32: numpy.dtype("int32"), torch.int64: numpy.dtype("int64"),
-    torch.uint16: numpy.dtype("uint16"), torch.uint32: numpy.dtype("uint32"), torch.uint64: numpy.dtype("uint64"),
     torch.float16: numpy.dtype("float16"), torch.float32: numpy.dtype("float32"),
     torch.float64: numpy.dtype("float64"), torch.complex64: numpy.dtype("complex64"),
     torch.complex128: numpy.dtype("complex128"),
