@@ -280,6 +280,8 @@ def sample_inputs(device):
     ("return np.sin(x)", 7, "numpy converts a traced tensor to an array in its own code"),
     ("return x + x.numpy()", 7, "an operation between a numpy array and a tensor"),
     ("return x.bfloat16().numpy()", 7, "numpy has no dtype for bfloat16"),
+    ("return x.to(torch.uint16).numpy() + 1", 7, "numpy arrays of uint16 are not traced"),
+    ("return x.numpy().resize((2, 6))", 7, "ndarray.resize() changes an array's shape in place"),
     ("return (x * 2).numpy()", 7, "can't call numpy() on a tensor that requires grad"),
 ])
 def test_numpy_that_cannot_be_traced_is_refused_at_the_users_line(cli, tmp_path, body, line, says):
