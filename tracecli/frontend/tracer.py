@@ -887,7 +887,8 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), gc_paused(), sizes, tracer.training.optimizers():
+        with (_Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), gc_paused(), sizes,
+              tracer.training.optimizers()):
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()
