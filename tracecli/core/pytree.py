@@ -32,6 +32,8 @@ class Node(NamedTuple):
 
 
 _REGISTERED: dict[type, Node] = {}
+# Registered types that printed code builds by a call of their own, not by their unflatten.
+_REBUILDS: dict[type, Callable[[Any], Rebuild]] = {}
 # Tuple subclasses that stand in for another type while tracing: what builds that type.
 _BUILT_BY: dict[type, object] = {}
 # Rules a higher layer adds: type -> Node, or None when the rule does not know the type.
@@ -50,13 +52,18 @@ class _NodeTable(dict):
 _NODES = _NodeTable()
 
 
-def register_node(kind: type, flatten: Callable, unflatten: Callable) -> None:
+def register_node(kind: type, flatten: Callable, unflatten: Callable,
+                  rebuild: Callable[[Any], Rebuild] | None = None) -> None:
     """Make `kind` a container: `flatten(obj) -> (children, context)` and
     `unflatten(children, context) -> obj`. The context must be hashable: it is part of
-    specs and keys (`tree_key`: CSE, the main block's cache of compiled traces)."""
+    specs and keys (`tree_key`: CSE, the main block's cache of compiled traces).
+    `rebuild(obj)`: the call printed code builds `obj` with, where that is not its
+    unflatten (a record standing for what eager returns)."""
     if kind in _REGISTERED:
         raise ValueError(f"{kind.__qualname__} is already a container node")
     _REGISTERED[kind] = Node(flatten, unflatten)
+    if rebuild is not None:
+        _REBUILDS[kind] = rebuild
     _NODES.clear()  # types seen before may have been resolved without it
 
 
@@ -337,6 +344,8 @@ def rebuild_call(obj: object) -> Rebuild | None:
     node = _NODES[kind]
     if node is None or kind in (tuple, list, dict, slice):
         return None
+    if kind in _REBUILDS:
+        return _REBUILDS[kind](obj)
     if dataclasses.is_dataclass(kind) and node is not None:
         children, names = node.flatten(obj)
         return Rebuild(kind, (), tuple(zip(names, children, strict=True)))

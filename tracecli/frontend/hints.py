@@ -19,6 +19,7 @@ from types import CodeType, FrameType
 
 from tracecli.core.pytree import values_in
 from tracecli.core.values import TensorValue
+from tracecli.frontend.numpy_arrays import TracedArray
 from tracecli.frontend.source import user_frame
 
 _OP = opcode.opmap
@@ -147,6 +148,8 @@ class HintTracker:
         local_vars = frame.f_locals
         for value, var in pairs:
             held = local_vars[var] if var in local_vars else frame.f_globals.get(var)
+            if type(held) is TracedArray:  # a numpy array: its values are the traced tensor
+                held = held.tensor
             if held is self._proxy_of(value):
                 self.hints.setdefault(value, var)
 

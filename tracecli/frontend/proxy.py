@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core.values import TensorValue
+from tracecli.frontend.numpy_arrays import tensor_array_function
 from tracecli.ops.torch_bridge import TO_TORCH
 
 
@@ -47,6 +48,12 @@ class TensorProxy(torch.Tensor):
         raise ProxyEscapedError(
             f"a traced tensor was used outside the trace (in {func}); "
             "keep tensors created while tracing inside the traced function", names)
+
+    def __array_function__(self, func, types, args, kwargs):
+        # numpy's functions given a traced tensor (`np.full_like(t, 2)`) hand themselves to
+        # it (NEP 18), where eager's tensor would be read as an array: traced as numpy on
+        # the array `t.numpy()` is (frontend/numpy_arrays.py).
+        return tensor_array_function(func, args, kwargs)
 
     def __repr__(self) -> str:  # noqa: D105 - shown if user code prints a traced tensor
         v = self.value

@@ -9,12 +9,15 @@ import sysconfig
 from bisect import bisect_right
 from types import CodeType, FrameType
 
+import numpy
 import torch
 
 import tracecli
 from tracecli.core.symbol import SourceLocation
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+# numpy's functions run on the user's behalf: what they do is at the line that called them.
+_NUMPY_DIR = os.path.dirname(numpy.__file__) + os.sep
 _OWN_DIR = os.path.dirname(tracecli.__file__) + os.sep
 _STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
 _SITE_DIRS = tuple(
@@ -27,13 +30,13 @@ _is_user_file: dict[str, bool] = {}
 
 
 def is_user_path(path: str) -> bool:
-    """User code is anything but torch, tracecli and the standard library. Code with no
+    """User code is anything but torch, numpy, tracecli and the standard library. Code with no
     file (`<string>`: dataclass-made methods, our generated code) is not, unless
     linecache holds its source (a notebook cell, `<stdin>`)."""
     if path.startswith("<"):
         return bool(linecache.getlines(path))
     return not (
-        path.startswith((_TORCH_DIR, _OWN_DIR))
+        path.startswith((_TORCH_DIR, _NUMPY_DIR, _OWN_DIR))
         or (path.startswith(_STDLIB_DIR) and not path.startswith(_SITE_DIRS))
     )
 

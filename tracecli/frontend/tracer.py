@@ -47,6 +47,8 @@ from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.known import NOT_KNOWN, KnownValues
 from tracecli.frontend.legacy import LEGACY_CALLS
+from tracecli.frontend.numpy_arrays import TracedArray
+from tracecli.frontend.numpy_calls import HANDLERS, NUMPY_LEAVES, UNHANDLED, array_output, numpy_leaf, numpy_overrides
 from tracecli.frontend.overrides import (
     AUTOGRAD_BACKWARD,
     AUTOGRAD_GRAD,
@@ -254,16 +256,23 @@ class _Tracer:
             return to_device(obj)
         if isinstance(obj, (torch.Size, SymSize)):
             return tuple(obj)
+        if isinstance(obj, NUMPY_LEAVES):
+            return numpy_leaf(obj)
         return obj
 
     def output_values(self, result):
         """What the entry returns, or an unmodelled call reads, as values: as `to_values`,
         but a torch.Size stays one (a symbolic one holds size symbols, and the trace
-        builds the torch.Size), and so does a torch.device."""
+        builds the torch.Size), and so does a torch.device; a numpy array is one
+        (frontend/numpy_calls.py)."""
         return tree_map(self._form_value, result, is_leaf=_slice)
 
     def _form_value(self, obj):
-        return obj if isinstance(obj, torch.device) else self._leaf_value(obj)
+        if isinstance(obj, torch.device):
+            return obj
+        if type(obj) is TracedArray:
+            return array_output(obj, self._leaf_value(obj.tensor))
+        return self._leaf_value(obj)
 
     def to_proxies(self, obj):
         if type(obj) is TensorValue:  # most ops return one tensor: no tree to walk
@@ -495,6 +504,12 @@ class _Tracer:
             rewritten = self._rewritten(adapter, args, kwargs)
             func, args, kwargs = rewritten or (func, args, kwargs)
             kind, adapter = _resolve(func) if rewritten else ("opaque", None)
+        if kind == "handler":
+            # A kind of call with a handler of its own, declared beside what it handles.
+            out = adapter(self, func, args, kwargs)
+            if out is not UNHANDLED:
+                return out
+            kind, adapter = _resolve_plain(func)
         if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
             wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
             if args[0].requires_grad == wanted:
@@ -553,6 +568,8 @@ class _Tracer:
             if vkwargs["out"] is not None:
                 return self._into_out(func, args, kwargs)
             vkwargs = {k: v for k, v in vkwargs.items() if k != "out"}
+        if kind == "ltorch" and ("axis" in vkwargs or "keepdims" in vkwargs):
+            vkwargs = torch_map.torch_keywords(vkwargs)
         if kind == "ltorch" and adapter is ltorch.setitem_ and _puts_back(self.aliasing, vargs):
             return None  # `t[k] = v` with v the view t[k] itself: the write already reached t
         if kind == "ltorch":
@@ -694,6 +711,21 @@ _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply
 _KIND_HANDLERS = {"composite": _Tracer._trace_through}
 
 
+# numpy met by torch calls: x.numpy(), torch.tensor(a), ... (frontend/numpy_calls.py).
+_resolved.update({func: ("handler", handler) for func, handler in HANDLERS.items()})
+
+
+def _resolve_plain(func) -> tuple[str, Callable | None]:
+    """What a call with a handler of its own is as a torch call, where the handler leaves it."""
+    found = _plain.get(func)
+    if found is None:
+        found = _plain[func] = torch_map.resolve(func)
+    return found
+
+
+_plain: dict = {}
+
+
 def _call_name(func) -> str:
     """How the user wrote a torch call, near enough: `torch.reshape`, `Tensor.view`, `*`."""
     name = getattr(func, "__name__", "") or type(func).__name__
@@ -755,9 +787,9 @@ def _library_reader(frame: FrameType | None, handing_off=None) -> str | None:
 
 
 # Frames between a torch call and the code that made it: tracecli's own, torch's
-# dispatch, and Tensor's Python methods (`f"{loss:.3f}"` reads the value in
-# Tensor.__format__, at the user's request).
-_OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$")
+# dispatch, Tensor's Python methods (`f"{loss:.3f}"` reads the value in
+# Tensor.__format__, at the user's request), and torch's numpy layer (`np.nonzero(a)`).
+_OWN_FILES = re.compile(r"/tracecli/|torch/overrides\.py$|torch/_tensor\.py$|torch/utils/_device\.py$|torch/_numpy/")
 
 
 def _bound(func: Callable, args: tuple, kwargs: dict) -> dict:
@@ -994,7 +1026,8 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with _Mode(tracer), scopes, tracing_overrides(env is not None), gc_paused(), sizes, tracer.training.optimizers():
+        with (_Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), gc_paused(), sizes,
+              tracer.training.optimizers()):
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()

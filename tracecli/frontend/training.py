@@ -46,6 +46,7 @@ from tracecli.frontend.custom_functions import UntracedBackward, run_forward, ti
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
+from tracecli.ops.grads.base import NO_GRADIENT
 
 _UNSET = object()
 
@@ -103,6 +104,10 @@ class Training:
         if not torch.is_grad_enabled():
             for bsym in bsyms:
                 self.no_grad.update(v.name for v in bsym.output_values())
+
+    def requires_grad(self, value: TensorValue) -> bool:
+        """Whether autograd would have `value` require grad (x.numpy() refuses such a tensor)."""
+        return value.name in self._requiring_grad()
 
     # -- the user's calls ----------------------------------------------------------------
 
@@ -336,8 +341,12 @@ class Training:
         reach = {self.now[leaf].name for leaf in self.requires}
         for bsym in self.tracer.recorder.bsyms:
             outs = bsym.output_values()
+            if bsym.symbol in NO_GRADIENT:  # x.detach()
+                continue
             if any(v.name in reach for v in bsym.arg_values()) and not any(v.name in self.no_grad for v in outs):
-                reach.update(v.name for v in outs)
+                # Integers and bools never require grad (a comparison, an argmax).
+                reach.update(v.name for v in outs if not isinstance(v, TensorValue) or v.dtype.is_float
+                             or v.dtype.is_complex)
         return reach
 
 

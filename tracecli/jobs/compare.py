@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field, replace
 
+import numpy
 import torch
 
 from tracecli.core.dtypes import DType
@@ -120,6 +121,13 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
 
 def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True,
                  fused: bool = False, gradients: bool = False) -> OutputCheck:
+    if isinstance(e, _NUMPY) or isinstance(a, _NUMPY):
+        # A numpy array or scalar: of eager's very type, then compared as the tensors of its values.
+        if type(e) is not type(a):
+            return OutputCheck(name, None, type(e).__name__, False,
+                               problem=f"{type(a).__name__} != eager {type(e).__name__}")
+        if numpy.asarray(e).dtype.kind in "biufc":
+            e, a = torch.from_numpy(numpy.asarray(e)), torch.from_numpy(numpy.asarray(a))
     if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
         same = _same_object(e, a)
         return OutputCheck(name, None, type(e).__name__, same, problem="" if same else f"{e!r} != {a!r}")
@@ -166,6 +174,7 @@ def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bo
 
 
 _HALF = (torch.float16, torch.bfloat16)
+_NUMPY = (numpy.ndarray, numpy.generic)
 
 
 def _same_object(e: object, a: object) -> bool:

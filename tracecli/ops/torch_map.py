@@ -45,6 +45,16 @@ DATA_DEPENDENT = frozenset({
 TENSOR_PROPERTIES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
 
+# numpy's names torch's argument parser takes for its own (`t.sum(axis=0, keepdims=True)`).
+NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def torch_keywords(kwargs: dict) -> dict:
+    """`kwargs` under torch's own names, where a call gave numpy's."""
+    return {NUMPY_KEYWORDS[k] if k in NUMPY_KEYWORDS and NUMPY_KEYWORDS[k] not in kwargs else k: v
+            for k, v in kwargs.items()}
+
+
 def resolve(func: Callable) -> tuple[str, Callable | None]:
     """Classify a torch callable: ('ltorch', adapter), ('metadata', None), ('data', None),
     ('unsupported-inplace', None), ('composite', its body) or ('opaque', None)."""
@@ -152,4 +162,4 @@ def _schema_adapter(adapter: Callable, schema) -> Callable:
     return call
 
 
-__all__ = ["resolve"]
+__all__ = ["NUMPY_KEYWORDS", "resolve", "torch_keywords"]

@@ -68,7 +68,9 @@ def _region_functions(trace: Trace) -> list[str]:
 def _rebuilt(obj: object) -> str | None:
     """The expression a saved file builds a bound object again with, or None: an
     unmodelled call made under autocast (`under_autocast(torch.conv_tbc, "cpu",
-    torch.bfloat16)`), when the call itself has a path."""
+    torch.bfloat16)`), when the call itself has a path; a helper of tracecli's."""
+    if getattr(obj, "tracecli_module", None) is not None:
+        return obj.__name__  # a helper of tracecli's (numpy_scalar), imported from its module
     state = getattr(obj, "tracecli_autocast", None)
     if state is None:
         return None
@@ -78,9 +80,18 @@ def _rebuilt(obj: object) -> str | None:
 
 
 def _rebuilt_objects(trace: Trace) -> list[str]:
-    rebuilt = {name: _rebuilt(obj) for name, obj in Bindings.for_trace(trace).bound.items()}
-    lines = [f"{name} = {expression}" for name, expression in rebuilt.items() if expression is not None]
-    return ["from tracecli.ops.opaque import under_autocast", "", *lines, "", ""] if lines else []
+    imports, lines = [], []
+    for name, obj in Bindings.for_trace(trace).bound.items():
+        module = getattr(obj, "tracecli_module", None)
+        if module is not None:
+            imports.append(f"from {module} import {obj.__name__}" + (f" as {name}" if name != obj.__name__ else ""))
+        elif (expression := _rebuilt(obj)) is not None:
+            lines.append(f"{name} = {expression}")
+    if lines:
+        imports.append("from tracecli.ops.opaque import under_autocast")
+    if not imports:
+        return []
+    return [*imports, "", *lines, "", ""] if lines else [*imports, "", ""]
 
 
 def trace_file(trace: Trace, depth: float, examples: list | None = None) -> str:

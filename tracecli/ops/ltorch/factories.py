@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import numpy
 import torch
 
 from tracecli.core import dtypes
@@ -20,7 +19,7 @@ from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, shap
 from tracecli.ops.ltorch.conversions import clone, to
 from tracecli.ops.prims.factories import NUMBER_TYPES, literal_layout
 from tracecli.ops.promotion import ShapeError, broadcast_shapes
-from tracecli.ops.torch_bridge import FROM_TORCH, to_device, to_dtype
+from tracecli.ops.torch_bridge import to_device, to_dtype
 
 
 def _dtype(dtype, default=dtypes.float32):
@@ -422,11 +421,6 @@ def _numbers_only(data) -> bool:
     return type(data) in NUMBER_TYPES
 
 
-_NUMPY_DTYPES = {numpy.dtype(name): FROM_TORCH[getattr(torch, name)] for name in (
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128",
-)}
-
-
 def _holds_tensor(data) -> bool:
     return isinstance(data, (list, tuple)) and any(isinstance(x, TensorValue) or _holds_tensor(x) for x in data)
 
@@ -440,15 +434,27 @@ def _tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fa
             "torch.tensor of a sequence holding traced tensors reads their values one by one; "
             "build it with torch.stack (of 0-d tensors) or torch.cat instead"
         )
-    if isinstance(data, numpy.generic):
-        # A numpy scalar is a number of its own dtype (np.float64(0.1) makes a float64 tensor).
-        own, item = _NUMPY_DTYPES.get(data.dtype), data.item()
-        if own is None or (type(item) is int and not -(2**63) <= item < 2**63):
-            return OPAQUE  # longdouble, or a uint64 past int64: torch's to read
-        return tensor(item, dtype=own if dtype is None else dtype, device=device)
+    # (numpy scalars come as numbers with their dtype: frontend/numpy_calls.py.)
     if not _numbers_only(data):
-        return OPAQUE  # numpy arrays, sequences holding numpy scalars, storages: torch's to read
+        return OPAQUE  # numpy arrays, storages: torch's to read
     return tensor(data, dtype=dtype, device=device)
+
+
+@torch_form(torch.as_tensor)
+def _as_tensor(data, dtype=None, device=None):
+    if isinstance(data, TensorValue):
+        # The tensor itself, converted only where asked: torch.as_tensor copies nothing else.
+        return to(data, device=device, dtype=dtype)
+    return _tensor(data, dtype=dtype, device=device)
+
+
+@torch_form(torch.asarray)
+def _asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    if requires_grad:
+        return OPAQUE
+    if isinstance(obj, TensorValue):
+        return to(clone(obj) if copy else obj, device=device, dtype=dtype)
+    return _tensor(obj, dtype=dtype, device=device)
 
 
 @symbol(torch.tensor, adapter=_tensor)
