@@ -253,10 +253,11 @@ def test_mismatch_exits_1(tmp_path):
     # A script whose eager result differs between calls: the compiled run cannot match it.
     script = write(tmp_path, "drift.py", """
         import torch
-        calls = []
+        class Calls:  # a class's own attribute: state tracing does not put back
+            n = 0
         def f(x):
-            calls.append(1)
-            return x * len(calls)
+            Calls.n += 1
+            return x * Calls.n
         def sample_inputs(device):
             return (torch.ones(3),)
     """)
