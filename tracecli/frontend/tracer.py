@@ -44,6 +44,7 @@ from tracecli.frontend.arguments import (
 )
 from tracecli.frontend.captured_names import CapturedNames
 from tracecli.frontend.containers import hidden_tensor
+from tracecli.frontend.custom_functions import returning_what_is_read
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.overrides import (
@@ -872,7 +873,7 @@ def trace_callable(
         input_objs.append(tensor)
     n_lifted = len(tracer.lifted)
     captured = tuple(value.name for value, _ in tracer.lifted)
-    bsyms = tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms)
+    bsyms = returning_what_is_read(tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms), output)
     # The printed function is Python: `<lambda>` becomes `_lambda_`.
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
