@@ -282,3 +282,18 @@ def test_a_gradient_through_a_function_whose_backward_cannot_be_traced_is_refuse
                       "untraceable.py:12: Tensor.__float__ needs the tensor's values")
     result = cli("run", path, "--no-timing", "--color", "never")  # no gradient asked for: traced and run
     assert result.exit_code == 0 and "Untraceable_apply(" in result.stdout, result.output
+
+
+def test_the_calls_in_every_layer_are_one_function(cli, tmp_path):
+    layers = GELU.replace("""    model = M()
+""", """    model = nn.Sequential(M(), M(), M())
+""")
+    path = write(tmp_path, "layers.py", layers)
+    result = cli("run", path, "--grad", "-p", "cse,dce", "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0 and "all 6 gradients match eager autograd" in result.stdout, result.output
+    assert len(re.findall(r" = GeLUFunction_apply\(t\d+\)  #", result.stdout)) == 3
+    saved = tmp_path / "saved"
+    assert cli("diff", path, "-p", "dce", "--save", str(saved)).exit_code == 0
+    assert (saved / "01-dce.py").read_text().count("\ndef GeLUFunction_apply(") == 1
+    again = cli("run", str(saved / "01-dce.py"), "--no-timing", "--color", "never")
+    assert again.exit_code == 0 and "the output matches eager" in again.stdout, again.output

@@ -35,8 +35,10 @@ from dataclasses import dataclass, replace
 import torch
 from torch.autograd.function import _is_setup_context_defined
 
+from tracecli.core.bindings import is_literal_leaf
 from tracecli.core.functions import inlined, is_function_call
 from tracecli.core.names import NameRegistry
+from tracecli.core.printing import format_bsym, type_comment
 from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.regions import outside_arguments
 from tracecli.core.rewrite import map_bsym, renamer
@@ -114,6 +116,13 @@ class _Call:
 
 
 _CALLS: dict[Symbol, _Call] = {}
+# Calls alike (the same function on values of the same types, running the same ops with
+# the same constants, and the same backward) share one symbol: the call in every layer
+# of a model prints as one function, a saved file defines it once, and cse may merge
+# two such calls on the same arguments.
+_SHARED: dict[tuple[type, str], Symbol] = {}
+# (symbol, the values inside it returned too) -> the symbol of the call that returns them
+_WIDER: dict[tuple[Symbol, tuple], Symbol] = {}
 
 
 def keep_whole(tracer, cls, args: tuple, inputs: list[TensorValue], out, ctx: _Context, start: int,
@@ -148,9 +157,15 @@ def keep_whole(tracer, cls, args: tuple, inputs: list[TensorValue], out, ctx: _C
     outputs = [*results, *written]
     call = _Call(cls, members, tuple(v.name for v in call_args), tuple(v.name for v in outputs), len(results),
                  backward, refused)
+    structure = _structure(call_args, members, outputs, backward, refused)
+    symbol = _SHARED.get((cls, structure)) if structure is not None else None
+    if symbol is None:
+        symbol = _symbol(call)
+        if structure is not None:
+            _SHARED[(cls, structure)] = symbol
     frame = user_frame(sys._getframe(1))
     output = outputs[0] if len(outputs) == 1 else tuple(outputs)
-    bsym = BoundSymbol(_symbol(call), call_args, (), output, members,
+    bsym = BoundSymbol(symbol, call_args, (), output, members,
                        source=location_of(frame) if frame is not None else None,
                        name_hints=tracer.hints.note(frame, output) if frame is not None else (),
                        scope=recorder.module_scope())
@@ -172,15 +187,37 @@ def returning_what_is_read(bsyms: tuple[BoundSymbol, ...], output) -> tuple[Boun
     out = list(bsyms)
     for i in range(len(out) - 1, -1, -1):
         bsym = out[i]
-        call = _CALLS.get(bsym.symbol)
-        if call is not None:
+        if bsym.symbol in _CALLS:
             returned = {v.name for v in bsym.output_values()}
-            inside = [v.name for m in bsym.subsymbols for v in m.output_values() if v.name not in returned]
-            escaped = tuple(name for name in inside if name in read)
+            escaped = tuple((j, k) for j, member in enumerate(bsym.subsymbols)
+                            for k, v in enumerate(member.output_values()) if v.name in read and v.name not in returned)
             if escaped:
-                out[i] = bsym = _returning(bsym, call, escaped, None)
+                out[i] = bsym = _returning(bsym, escaped, None)
         read.update(v.name for v in bsym.arg_values())
     return tuple(out)
+
+
+def _structure(args, members, outputs, backward: _Backward | None, refused: str | None) -> str | None:
+    """The call written with its values numbered in order of appearance: equal for two
+    calls that differ only in the names of their values. None when a member takes an
+    object the text cannot tell apart from another (a module, a function)."""
+    numbers: dict[str, str] = {}
+
+    def numbered(value):
+        return value.renamed(numbers.setdefault(value.name, f"v{len(numbers)}"))
+
+    lines = [", ".join(f"{numbered(v).name}: {type_comment(v)}" for v in args)]
+    for bsym in (*members, *(backward.recipe if backward is not None else ())):
+        if not all(is_literal_leaf(leaf) or leaf is None for leaf in tree_leaves((bsym.args, bsym.kwargs))):
+            return None
+        lines.append(f"{id(bsym.symbol)} {format_bsym(map_bsym(bsym, numbered))}")
+    lines.append(", ".join(numbered(v).name for v in outputs))
+    if backward is not None:
+        lines.append(", ".join(numbered(v).name for v in backward.cotangents))
+        lines.append(", ".join("-" if g is None else numbered(g).name for g in backward.grads))
+        lines.append(repr(sorted(backward.zeros)))
+    lines.append(repr(refused))
+    return "\n".join(lines)
 
 
 def _written_outside(members) -> list[TensorValue]:
@@ -262,29 +299,38 @@ def _symbol(call: _Call) -> Symbol:
         CARRIES_GRADIENT[symbol] = frozenset(range(call.results)) - call.backward.zeros
         saved = _saved_inside(call)
         if saved:
-            RESIDUALS[symbol] = lambda bsym, registry: _returning(bsym, call, saved, registry)
+            RESIDUALS[symbol] = lambda bsym, registry: _returning(bsym, saved, registry)
     elif call.refused is not None:
         REFUSALS[symbol] = f"a custom autograd.Function whose backward is not traced ({call.refused})"
     return symbol
 
 
-def _saved_inside(call: _Call) -> tuple[str, ...]:
-    """What the backward reads that the forward made but the call does not return."""
+def _saved_inside(call: _Call) -> tuple[tuple[int, int], ...]:
+    """What the backward reads that the forward made but the call does not return: each
+    as (which member made it, which of its outputs), a place no renaming changes."""
     read = {v.name for b in call.backward.recipe for v in b.arg_values()}
     known = set(call.arg_names) | set(call.out_names)
-    return tuple(v.name for b in call.members for v in b.output_values() if v.name in read and v.name not in known)
+    return tuple((j, k) for j, member in enumerate(call.members) for k, v in enumerate(member.output_values())
+                 if v.name in read and v.name not in known)
 
 
-def _returning(bsym: BoundSymbol, call: _Call, names: tuple[str, ...], registry: NameRegistry | None) -> BoundSymbol:
-    """`bsym`, a call of `call`, returning the values it makes inside named `names` too.
-    Untouched since tracing, it returns them as they are; changed by passes since (renamed,
-    lowered, ...), what it ran is recorded again under fresh names, the values it
-    returned keeping theirs."""
-    wider = replace(call, out_names=call.out_names + names)
-    symbol = _symbol(wider)
-    if bsym.parts is call.members:
-        made = {v.name: v for m in call.members for v in m.output_values()}
-        return bsym.replace(symbol=symbol, output=(*bsym.output_values(), *(made[n] for n in names)))
+def _returning(bsym: BoundSymbol, places: tuple[tuple[int, int], ...], registry: NameRegistry | None) -> BoundSymbol:
+    """`bsym`, a call kept whole, returning too the values its members make at `places`
+    ((member, output) pairs). While it holds the ops it was traced with (renamed or
+    not), it returns them as they are; changed by passes since (lowered, a member
+    dropped), what it ran is recorded again under fresh names, what it returned
+    keeping its names."""
+    call = _CALLS[bsym.symbol]
+    symbol = _WIDER.get((bsym.symbol, places))
+    if symbol is None:
+        names = tuple(call.members[j].output_values()[k].name for j, k in places)
+        symbol = _WIDER[(bsym.symbol, places)] = _symbol(replace(call, out_names=call.out_names + names))
+    members = bsym.subsymbols
+    if len(members) == len(call.members) and all(
+            now.symbol is then.symbol and len(now.output_values()) == len(then.output_values())
+            for now, then in zip(members, call.members, strict=True)):
+        inside = [members[j].output_values()[k] for j, k in places]
+        return bsym.replace(symbol=symbol, output=(*bsym.output_values(), *inside))
     recorder = Recorder(registry, lambda: "", _NoHints())
     push_handler(recorder.record)
     try:

@@ -75,8 +75,13 @@ def _function_defs(trace: Trace) -> list[str]:
         return []
     bindings = Bindings.for_trace(trace)
     lines: list[str] = []
+    defined: set[str] = set()
     for bsym in calls:
-        fn = function_trace(bsym, bindings.spell(bsym.symbol.impl), trace.names)
+        name = bindings.spell(bsym.symbol.impl)
+        if name in defined:
+            continue  # a call of the same symbol runs the same ops: one function serves both
+        defined.add(name)
+        fn = function_trace(bsym, name, trace.names)
         lines += [format_trace(fn, codegen=True, bindings=bindings).rstrip("\n"), "", ""]
     return lines
 
