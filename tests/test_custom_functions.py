@@ -297,3 +297,39 @@ def test_the_calls_in_every_layer_are_one_function(cli, tmp_path):
     assert (saved / "01-dce.py").read_text().count("\ndef GeLUFunction_apply(") == 1
     again = cli("run", str(saved / "01-dce.py"), "--no-timing", "--color", "never")
     assert again.exit_code == 0 and "the output matches eager" in again.stdout, again.output
+
+
+def test_a_gradient_is_passed_on_as_autograd_does_under_autocast(cli, tmp_path):
+    path = write(tmp_path, "amp.py", """
+        import torch
+
+
+        class Mul(torch.autograd.Function):
+            @staticmethod
+            @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.bfloat16)
+            def forward(ctx, a, b, bias):
+                ctx.save_for_backward(a, b)
+                return a @ b + bias
+
+            @staticmethod
+            @torch.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                # bf16 gradients for f32 inputs, the bias's as broadcast: autograd casts and sums them.
+                return g @ b.t() * 2, a.t() @ g, g
+
+
+        w = torch.nn.Parameter(torch.randn(4, 4))
+        bias = torch.nn.Parameter(torch.randn(4))
+
+
+        def f(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return Mul.apply(x, w, bias).float().sum()
+
+
+        def sample_inputs(device):
+            return (torch.randn(3, 4, device=device),)
+    """)
+    result = cli("run", path, "--grad", "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0 and "all 2 gradients match eager autograd" in result.stdout, result.output

@@ -50,6 +50,7 @@ from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
 from tracecli.ops.grads import CARRIES_GRADIENT, REFUSALS, RESIDUALS, RULES
+from tracecli.ops.grads.base import sum_to, to_dtype
 
 
 class UntracedBackward(Exception):
@@ -361,6 +362,16 @@ def _rule(call: _Call):
             seed = None if i in backward.zeros else given[i]
             values[cotangent.name] = seed if seed is not None else ltorch.zeros_like(result)
         now = replay(backward.recipe, values)
-        return tuple(None if grad is None else now.get(grad.name, grad) for grad in backward.grads)
+        return tuple(None if grad is None else _as_autograd_takes(now.get(grad.name, grad), arg)
+                     for grad, arg in zip(backward.grads, args, strict=True))
 
     return rule
+
+
+def _as_autograd_takes(grad: TensorValue, arg) -> TensorValue:
+    """A gradient the backward returned, as autograd passes it on: summed down to its
+    input's shape when it broadcasts to it, in its input's dtype (a backward under
+    autocast returns the low-precision one)."""
+    if not isinstance(arg, TensorValue) or not isinstance(grad, TensorValue):
+        return grad
+    return to_dtype(sum_to(grad, arg.shape), arg.dtype)
