@@ -130,9 +130,9 @@ def keep_whole(tracer, cls, args: tuple, inputs: list[TensorValue], out, ctx: _C
                differentiable: bool):
     """The forward just traced (the bound symbols recorded since `start`, given the
     tensors `args` held as `inputs`) made one call; `differentiable`: autograd was on, so
-    its backward is traced too. Returns what the
-    program gets back (a result it was given as it is is a new tensor, as in eager) and
-    why the function has no gradient (None: it has one, or needs none)."""
+    its backward is traced too. Returns what the program gets back (a result it was
+    given as it is is a new tensor, as in eager) and why the function has no gradient
+    (None: it has one, or needs none)."""
     recorder = tracer.recorder
     if not any(isinstance(leaf, TensorProxy) for leaf in tree_leaves(out)):
         return out, None  # nothing traced comes back: its ops stay as they are
