@@ -7,7 +7,8 @@ has one (the ops layer, which knows torch, answers that: the core imports no tor
 and otherwise as a name that the generated code's globals bind to the object itself.
 
 Names are handed out per trace, in a fixed order that does not depend on how deep the
-printer shows subsymbols: top-level calls first, then the output, then subsymbols. The
+printer shows subsymbols: top-level calls first, then the output, then what the calls
+kept whole run (core/functions.py), then the other subsymbols. The
 printed text and the executed code therefore name every object alike, and the names
 never clash with the trace's values, its function or the names generated code needs.
 """
@@ -19,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from tracecli.core.dtypes import DType
+from tracecli.core.functions import is_function_call
 from tracecli.core.names import RESERVED, NameRegistry
 from tracecli.core.pytree import rebuild_call
 from tracecli.core.symbol import BoundSymbol
@@ -105,9 +107,18 @@ class Bindings:
         for bsym in trace.bsyms:
             bindings.note_call(bsym)
         bindings.note(trace.output)
+        # What a call kept whole runs is code too (core/functions.py), noted alike either way.
+        bindings._note_inlined(trace.bsyms)
         if not codegen:
             bindings._note_below(trace.bsyms)
         return bindings
+
+    def _note_inlined(self, bsyms) -> None:
+        for bsym in bsyms:
+            if is_function_call(bsym):
+                for sub in bsym.subsymbols:
+                    self.note_call(sub)
+                self._note_inlined(bsym.subsymbols)
 
     def _note_below(self, bsyms) -> None:
         """The calls inside each of `bsyms`, at every level, parents before their parts."""

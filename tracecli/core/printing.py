@@ -14,6 +14,7 @@ import math
 from tracecli.core.bindings import Bindings, hint, path_of
 from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
+from tracecli.core.functions import internal_tensors, is_function_call
 from tracecli.core.pytree import rebuild_call, values_in
 from tracecli.core.regions import backward_regions, is_backward, region_trace
 from tracecli.core.symbol import BoundSymbol
@@ -165,6 +166,19 @@ def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: f
         _append_subsymbols(lines, sub, level + 1, depth, bindings)
 
 
+def _append_inlined(lines: list[str], bsym: BoundSymbol, bindings: Bindings) -> None:
+    """A call kept whole, as the code that runs: its subsymbols, then a `del` of what
+    they made that it does not return."""
+    for sub in bsym.subsymbols:
+        if is_function_call(sub):
+            _append_inlined(lines, sub, bindings)
+        else:
+            lines.append(INDENT + format_bsym(sub, bindings))
+    internal = internal_tensors(bsym)
+    if internal:
+        lines.append(f"{INDENT}del {', '.join(internal)}")
+
+
 def last_uses(trace: Trace) -> dict[int, list[str]]:
     """For each top-level bound symbol (by index), the tensors no later one reads: freed
     right after it in the generated code, so the allocator reuses their memory as eager's
@@ -232,7 +246,10 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
                 lines.append("")
             lines.append(INDENT + format_source(bsym))
             previous_source = (src.file, src.line)
-        lines.append(INDENT + format_bsym(bsym, bindings))
+        if codegen and is_function_call(bsym):
+            _append_inlined(lines, bsym, bindings)
+        else:
+            lines.append(INDENT + format_bsym(bsym, bindings))
         if not codegen:
             _append_subsymbols(lines, bsym, 1, depth, bindings)
         elif index in frees:

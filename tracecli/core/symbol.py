@@ -22,6 +22,9 @@ class Tag(enum.Enum):
     # A fusion region (core/regions.py): its subsymbols are the calls it stands for, run
     # as one. Not an effect: an unused region is dropped like any pure call.
     REGION = "region"
+    # A call of the user's own function kept whole (a custom autograd.Function's apply,
+    # core/functions.py): its subsymbols are what it ran, and what runs in its place.
+    FUNCTION = "function"
 
 
 # Tags that pin a bound symbol in place: dce keeps it and cse never merges it.

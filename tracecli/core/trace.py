@@ -175,7 +175,7 @@ def _writes(trace: Trace) -> tuple[dict[str, str], dict[str, str]]:
     inputs = {v.name for v in trace.inputs if isinstance(v, TensorValue)}
     root = {name: name for name in inputs}
     final: dict[str, str] = {}
-    for bsym in trace.bsyms:
+    for bsym in _calls_run(trace.bsyms):
         if Tag.INPLACE not in bsym.symbol.tags:
             continue
         args, outs = bsym.arg_values(), bsym.output_values()
@@ -184,3 +184,14 @@ def _writes(trace: Trace) -> tuple[dict[str, str], dict[str, str]]:
             root[outs[0].name] = origin
             final[origin] = outs[0].name
     return {name: origin for name, origin in root.items() if name not in inputs}, final
+
+
+def _calls_run(bsyms) -> Iterator[BoundSymbol]:
+    """The calls in the order they run, a call kept whole (core/functions.py) as the calls
+    it holds: an in-place write among them writes the tensor it was given, which the call
+    returns the last value of."""
+    for bsym in bsyms:
+        if bsym.symbol.tags and Tag.FUNCTION in bsym.symbol.tags:
+            yield from _calls_run(bsym.subsymbols)
+        else:
+            yield bsym

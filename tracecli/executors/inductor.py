@@ -19,6 +19,7 @@ import torch
 
 from tracecli.core.bindings import Bindings
 from tracecli.core.dims import Dim
+from tracecli.core.functions import inlined
 from tracecli.core.printing import format_trace
 from tracecli.core.regions import is_backward, is_region
 from tracecli.core.symbol import Symbol
@@ -61,8 +62,12 @@ def compile_region(region: Trace, globals_: dict | None = None) -> Callable:
 
 def fused(trace: Trace) -> Trace:
     """The trace the executor runs: as given when it has fusion regions (`-p fuse`),
-    else fused. A training step's backward is a region too, compiled as one function."""
-    return trace if any(is_region(b) and not is_backward(b) for b in trace.bsyms) else fuse(trace).trace
+    else fused. A training step's backward is a region too, compiled as one function.
+    The ops a call kept whole ran (a custom autograd.Function's) fuse with those around
+    them: the executor runs the forward only, whose calls are what they hold."""
+    if any(is_region(b) and not is_backward(b) for b in trace.bsyms):
+        return trace
+    return fuse(trace.replace(bsyms=inlined(trace.bsyms))).trace
 
 
 def _as_torch(symbol: Symbol) -> Callable | None:

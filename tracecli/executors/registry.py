@@ -24,8 +24,8 @@ from types import SimpleNamespace
 
 import torch
 
+from tracecli.core.functions import flatten_calls
 from tracecli.core.printing import format_trace
-from tracecli.core.regions import flatten_regions
 from tracecli.core.symbol import Symbol
 from tracecli.core.trace import Trace
 from tracecli.executors.codegen import TORCH_GLOBALS, compile_trace
@@ -81,7 +81,8 @@ def _implementations(executor: Executor, trace: Trace) -> dict[str, Callable]:
     the top level of `trace`, in order of first use. Opaque calls are spelled by their
     torch path in the generated code and always run as torch's."""
     found: dict[str, Callable] = {}
-    for bsym in flatten_regions(trace.bsyms):  # a region's function calls its members' symbols
+    # A region's function calls its members' symbols; a call kept whole runs its members.
+    for bsym in flatten_calls(trace.bsyms):
         symbol = bsym.symbol
         if symbol.namespace in ("", "torch") or symbol.qualname in found:
             continue

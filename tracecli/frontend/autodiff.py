@@ -24,7 +24,16 @@ from tracecli.core.symbol import BoundSymbol, Tag, pop_handler, push_handler
 from tracecli.core.values import TensorValue
 from tracecli.frontend.recorder import Recorder
 from tracecli.ops import ltorch, prims
-from tracecli.ops.grads import NO_GRADIENT, RULES, NotDifferentiable, bind, has_rule
+from tracecli.ops.grads import (
+    CARRIES_GRADIENT,
+    NO_GRADIENT,
+    REFUSALS,
+    RESIDUALS,
+    RULES,
+    NotDifferentiable,
+    bind,
+    has_rule,
+)
 from tracecli.ops.grads.opaque import opaque_backward
 from tracecli.ops.promotion import ShapeError
 
@@ -108,13 +117,19 @@ def _flatten(bsyms, needs: set[str], parent: BoundSymbol | None, out: list[Bound
             bsym = _inherit(bsym, parent)
         read = [v for v in bsym.arg_values() if v.name in needs]
         sym = bsym.symbol
-        if not read or sym in NO_GRADIENT or (stop and any(v.name in stop for v in bsym.output_values())):
+        # Stopped when autograd was off for all it made (a custom Function returns what it
+        # saved, made with autograd off, beside results that carry a gradient).
+        outs = bsym.output_values()
+        if not read or sym in NO_GRADIENT or (stop and outs and all(v.name in stop for v in outs)):
             out.append(bsym)
             continue
         outputs = [v for v in bsym.output_values() if isinstance(v, TensorValue)]
         complex_values = [v for v in (*read, *outputs) if v.dtype.is_complex]
         if complex_values:
             raise GradError(f"{sym.qualname}{_where(bsym)}: gradients of complex values are not modelled")
+        refused = REFUSALS.get(sym)
+        if refused is not None:
+            raise GradError(f"{sym.qualname}{_where(bsym)}: {refused}")
         rule = has_rule(bsym)
         if Tag.RANDOM in sym.tags and not rule and "dropout" not in sym.name:
             # torch's gradients of a draw (normal's mean and std) are not those of the
@@ -139,7 +154,8 @@ def _flatten(bsyms, needs: set[str], parent: BoundSymbol | None, out: list[Bound
             continue
         else:
             raise GradError(f"{sym.qualname}{_where(bsym)}: has no backward rule")
-        needs.update(v.name for v in outputs if _is_differentiable(v))
+        carried = CARRIES_GRADIENT.get(sym)
+        needs.update(v.name for i, v in enumerate(outputs) if _is_differentiable(v) and (carried is None or i in carried))
 
 
 def reached(bsyms, leaves: list[TensorValue], stop: frozenset[str] = frozenset()) -> set[str]:
@@ -159,6 +175,8 @@ def differentiate(bsyms, outputs: list[TensorValue], seeds: list[TensorValue | N
     parameter's value after an in-place update); a seed made here is `grad_<seed name>`."""
     leaf_names = leaf_names or {}
     needs = {v.name for v in leaves}
+    # A call whose rule reads what it makes inside returns that too, from here on.
+    bsyms = [RESIDUALS[b.symbol](b, registry) if b.symbol in RESIDUALS else b for b in bsyms]
     flat: list[BoundSymbol] = []
     _flatten(bsyms, needs, None, flat, stop)
     reached = [v for v in outputs if v.name in needs]

@@ -22,6 +22,7 @@ import numpy
 import torch
 
 from tracecli.core.errors import UserError
+from tracecli.frontend.entry_usage import Use, describe, main_block_uses
 from tracecli.frontend.source import display_path, is_user_path
 
 
@@ -276,6 +277,37 @@ def _main_mode_candidates(script: Script) -> dict[str, object]:
     return out
 
 
+def _most_used(script: Script, pool: list[str]) -> tuple[str, object, str] | None:
+    """The candidate the main block calls most with tensors (frontend/entry_usage.py),
+    with why; None when that does not single one out."""
+    uses = main_block_uses(script.namespace, script.tree, script.main_blocks, set(pool))
+
+    def rank(use: Use, name: str) -> tuple:
+        # Called as often: the caller first (a train step, over the model it runs), then
+        # a module over a function beside it (the model, over the preprocessing).
+        obj = script.namespace[name]
+        return (not use.with_tensors, -use.calls, use.depth,
+                not (is_module_class(obj, script) or isinstance(obj, torch.nn.Module)))
+
+    ranked = sorted(uses.items(), key=lambda item: rank(item[1], item[0]))
+    if not ranked or not ranked[0][1].with_tensors:
+        return None
+    (name, use), rest = ranked[0], ranked[1:]
+    if rest and rank(rest[0][1], rest[0][0]) == rank(use, name):
+        return None
+    obj = script.namespace[name]
+    kind = ("nn.Module class" if is_module_class(obj, script) else
+            "nn.Module" if isinstance(obj, torch.nn.Module) else "function")
+    why = f"the {kind} the script's main block calls most with tensors: {describe(use, script.display)}"
+    if rest:
+        other, other_use = rest[0]
+        if rank(other_use, other)[:2] == rank(use, name)[:2] and other_use.depth > use.depth and other_use.inside:
+            why += f"; {other} as often, inside {other_use.inside}"
+        else:
+            why += f"; {other} {describe(other_use, script.display)}"
+    return name, obj, why
+
+
 def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[str, object, str]:
     """(entry name, callable or nn.Module class, why it was chosen)."""
     if name is not None:
@@ -286,6 +318,9 @@ def choose_entry(script: Script, name: str | None, *, main_mode: bool) -> tuple[
         return name, obj, "given"
     if main_mode:
         pool = list(_main_mode_candidates(script))
+        chosen = _most_used(script, pool) if len(pool) > 1 else None
+        if chosen is not None:
+            return chosen
         functions = [n for n in pool if not is_module_class(script.namespace[n], script)]
         if len(functions) == 1 and len(pool) > 1:
             # A training loop builds its model and calls a step function with it: the step

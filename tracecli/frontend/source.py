@@ -7,6 +7,7 @@ import os
 import sys
 import sysconfig
 from bisect import bisect_right
+from collections.abc import Iterator
 from types import CodeType, FrameType
 
 import numpy
@@ -83,6 +84,19 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
             return None
         frame = frame.f_back
     return frame
+
+
+def user_frames(start: FrameType | None) -> Iterator[tuple[FrameType, bool]]:
+    """Each frame of user code from `start` outward, with whether it runs inside the
+    traced call (before the frames that called tracecli) or outside it (a main block's
+    frames, calling the entry)."""
+    frame, inside = start, True
+    while frame is not None:
+        if id(frame.f_code) in _boundaries:
+            inside = False
+        elif is_user_code(frame.f_code):
+            yield frame, inside
+        frame = frame.f_back
 
 
 # frame.f_lineno walks the line table from the start on every read (Python 3.11), so a

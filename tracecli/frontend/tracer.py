@@ -42,7 +42,9 @@ from tracecli.frontend.arguments import (
     swap_tensors,
     unique_module_tensors,
 )
+from tracecli.frontend.captured_names import CapturedNames
 from tracecli.frontend.containers import hidden_tensor
+from tracecli.frontend.custom_functions import returning_what_is_read
 from tracecli.frontend.dropped_arguments import DROPPED, restore
 from tracecli.frontend.hints import HintTracker
 from tracecli.frontend.known import NOT_KNOWN, KnownValues
@@ -207,6 +209,7 @@ class _Tracer:
         self.aliasing = Aliasing()
         self.training = Training(self)
         self.known_values = KnownValues()  # values of tensors made from constants: read as numbers
+        self.captured_names = CapturedNames()
         self.root = None  # the frame that calls the traced function: where user code starts
         self.state: StateWatch | None = None  # the Python state the call can reach, as it found it
         self.input_of: dict[int, NumberValue] = {}  # id(an argument that is no tensor) -> its input
@@ -296,7 +299,8 @@ class _Tracer:
         and `home`: its name and where to find it again, when the caller knows them;
         `reread`: a later call reads whatever tensor is there then, of the same kind."""
         if hint is None:
-            hint, home = self.training.names.get(id(tensor)) or _captured_name(tensor, self.state)
+            hint, home = self.training.names.get(id(tensor)) or self.captured_names.name(
+                tensor, user_frame(sys._getframe(1)), self.state)
         unstrided = _unstrided(tensor, f"the captured tensor `{hint}`")
         if unstrided:
             raise _error_at_user_line(unstrided)
@@ -854,44 +858,6 @@ def _slice(container) -> bool:
     return isinstance(container, slice)
 
 
-def _captured_name(tensor: torch.Tensor, state: StateWatch | None = None) -> tuple[str, Callable[[], object] | None]:
-    """The name a captured tensor had where the user's code found it (a global variable,
-    a parameter or buffer of a module in a variable: `model.fc1.weight`, or a local
-    variable), and how to look there again (None for a function's local variable, gone
-    once the call returns). A module's parameter met through a loop variable (`for p in
-    ema.parameters()`) is named after the module, where a later call finds it again."""
-    scopes = []
-    frame = user_frame(sys._getframe(1))
-    while frame is not None:
-        scopes += [(frame.f_locals, False), (frame.f_globals, True)]
-        frame = frame.f_back
-    local_name = None
-    for scope, lasting in scopes:
-        for name, obj in scope.items():
-            if obj is tensor:
-                if lasting:
-                    return name, lambda scope=scope, name=name: scope.get(name)
-                local_name = local_name or name
-    # `self` inside a module's forward says less than the variable holding the module.
-    owners = [(name, obj) for scope, _ in scopes for name, obj in scope.items() if isinstance(obj, torch.nn.Module)]
-    for name, module in sorted(owners, key=lambda owner: owner[0] == "self"):
-        for qualname, owned in (*module.named_parameters(), *module.named_buffers()):
-            if owned is tensor:
-                return f"{name}.{qualname}", lambda module=module, qualname=qualname: _owned(module, qualname)
-    # Kept in the program's state (a cache a layer filled on an earlier call): named after it.
-    place = state.place_of(tensor) if state is not None else None
-    if place is not None:
-        return place.value_name, place.read
-    return local_name or "captured", None
-
-
-def _owned(module: torch.nn.Module, qualname: str) -> object:
-    try:
-        return module.get_parameter(qualname)
-    except AttributeError:
-        return module.get_buffer(qualname)
-
-
 def _python_rng_states() -> tuple:
     return random.getstate(), numpy.random.get_state()
 
@@ -1079,7 +1045,7 @@ def trace_callable(
         input_objs.append(tensor)
     n_lifted = len(tracer.lifted)
     captured = tuple(value.name for value, _ in tracer.lifted)
-    bsyms = tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms)
+    bsyms = returning_what_is_read(tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms), output)
     # The printed function is Python: `<lambda>` becomes `_lambda_`.
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(

@@ -42,7 +42,7 @@ from tracecli.core.regions import BACKWARD, outside_arguments, region_symbol
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate
-from tracecli.frontend.custom_functions import UntracedBackward, run_forward, tie
+from tracecli.frontend.custom_functions import keep_whole, run_forward
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import ltorch
@@ -237,17 +237,19 @@ class Training:
 
     def function_apply(self, cls, args: tuple, kwargs: dict):
         """`MyFunction.apply(...)` on traced tensors (frontend/custom_functions.py)."""
+        # What it is given, before its forward writes any of it in place.
+        given = [self.tracer.to_values(a) for a in args if isinstance(a, torch.Tensor)]
+        start = len(self.tracer.recorder.bsyms)
         with self.tracer.recorder.grad_mode_internal():
             out, ctx = run_forward(cls, args, kwargs)
-        if not torch.is_grad_enabled():
-            return out  # as in eager: no graph, so no backward to keep
-        try:
-            return tie(self.tracer, cls, args, out, ctx)
-        except UntracedBackward as exc:
+        # With autograd off there is no graph, as in eager: no backward to keep.
+        out, refused = keep_whole(self.tracer, cls, args, given, out, ctx, start,
+                                  differentiable=torch.is_grad_enabled())
+        if refused is not None:
             for leaf in tree_leaves(out):
                 if isinstance(leaf, torch.Tensor) and (value := self.tracer.value_of(leaf)) is not None:
-                    self.untraced[value.name] = f"{cls.__qualname__}.backward: {exc}"
-            return out
+                    self.untraced[value.name] = refused
+        return out
 
     def finish(self) -> None:
         """Leave each changed `.grad` as the step left it: one `ltorch.set_grad` a leaf."""
@@ -343,10 +345,11 @@ class Training:
             outs = bsym.output_values()
             if bsym.symbol in NO_GRADIENT:  # x.detach()
                 continue
-            if any(v.name in reach for v in bsym.arg_values()) and not any(v.name in self.no_grad for v in outs):
-                # Integers and bools never require grad (a comparison, an argmax).
-                reach.update(v.name for v in outs if not isinstance(v, TensorValue) or v.dtype.is_float
-                             or v.dtype.is_complex)
+            if any(v.name in reach for v in bsym.arg_values()):
+                # Each output on its own: a custom Function's may be marked non-differentiable;
+                # integers and bools never require grad (a comparison, an argmax).
+                reach.update(v.name for v in outs if v.name not in self.no_grad and (
+                    not isinstance(v, TensorValue) or v.dtype.is_float or v.dtype.is_complex))
         return reach
 
 

@@ -7,8 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tracecli.core.errors import TracingError
+from tracecli.core.functions import flatten_calls
 from tracecli.core.printing import type_comment
-from tracecli.core.regions import flatten_regions
 from tracecli.core.trace import walk
 from tracecli.jobs.runner import JobResult, trace_script
 
@@ -56,8 +56,9 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
     lines: dict[str, list[str]] = {}
     prims: Counter[str] = Counter()
     for call in job.calls:
-        # A region (fused ops, a training step's backward) is the ops it holds.
-        for depth, bsym in walk(list(flatten_regions(call.final.bsyms))):
+        # A region (fused ops, a training step's backward) and a call kept whole (a custom
+        # autograd.Function's) are the ops they hold.
+        for depth, bsym in walk(list(flatten_calls(call.final.bsyms))):
             name = bsym.symbol.qualname
             if depth:
                 if bsym.symbol.namespace == "prims":

@@ -10,6 +10,9 @@ A subsymbol has no source line of its own; it inherits its parent's, so the lowe
 trace still says which user line each prim came from, and the parent's name hints
 for the outputs it produces, so `rename` still works after `lower`.
 
+A call kept whole (a custom autograd.Function's, core/functions.py) stays: the ops
+inside it are lowered, and its gradient is still the function's own backward.
+
 An in-place op on an input (`x.add_(y)`) decomposes into prims that compute its result
 out of place; once lowered, the trace ends by writing each such input's last value back
 into it (`prims.copy_to(x, t3)`), so the caller sees the same input afterwards.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+from tracecli.core.functions import is_function_call
 from tracecli.core.pytree import map_values
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, input_versions, written_inputs
@@ -31,7 +35,16 @@ def _lower(bsyms, depth: float, parent: BoundSymbol | None, out: list[BoundSymbo
     for bsym in bsyms:
         if parent is not None:
             bsym = _inherit(bsym, parent)
-        if bsym.subsymbols and depth > 0:
+        if is_function_call(bsym):
+            # Kept: the call carries the function's own backward. What it ran is lowered
+            # as if it stood at this level.
+            members: list[BoundSymbol] = []
+            inside = _lower(bsym.subsymbols, depth, bsym, members)
+            if inside:
+                replaced += inside
+                bsym = bsym.with_subsymbols(tuple(members))
+            out.append(bsym)
+        elif bsym.subsymbols and depth > 0:
             replaced += 1 + _lower(bsym.subsymbols, depth - 1, bsym, out)
         else:
             out.append(bsym)

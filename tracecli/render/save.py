@@ -21,9 +21,10 @@ import torch
 
 from tracecli.core.bindings import Bindings, path_of
 from tracecli.core.errors import UserError
+from tracecli.core.functions import function_trace, is_function_call
 from tracecli.core.printing import format_constant, format_trace
 from tracecli.core.regions import is_region, region_trace
-from tracecli.core.trace import Trace
+from tracecli.core.trace import Trace, walk
 from tracecli.core.values import TensorValue
 from tracecli.executors.codegen import script_header
 from tracecli.ops.torch_bridge import sample_code
@@ -65,6 +66,31 @@ def _region_functions(trace: Trace) -> list[str]:
     return [*lines, "", ""]
 
 
+def _function_defs(trace: Trace) -> list[str]:
+    """Each call kept whole (a custom autograd.Function's, core/functions.py) as the
+    function the trace calls it by: what it runs, its subsymbols. Traced again, the file
+    records those ops in its place."""
+    calls = [b for b in trace.bsyms if is_function_call(b)]
+    if not calls:
+        return []
+    bindings = Bindings.for_trace(trace)
+    lines: list[str] = []
+    defined: set[str] = set()
+    for bsym in calls:
+        name = bindings.spell(bsym.symbol.impl)
+        if name in defined:
+            continue  # a call of the same symbol runs the same ops: one function serves both
+        defined.add(name)
+        fn = function_trace(bsym, name, trace.names)
+        lines += [format_trace(fn, codegen=True, bindings=bindings).rstrip("\n"), "", ""]
+    return lines
+
+
+def _defined_here(trace: Trace) -> set[int]:
+    """The objects a saved file defines itself: the functions of calls kept whole."""
+    return {id(b.symbol.impl) for _, b in walk(trace.bsyms) if is_function_call(b)}
+
+
 def _rebuilt(obj: object) -> str | None:
     """The expression a saved file builds a bound object again with, or None: an
     unmodelled call made under autocast (`under_autocast(torch.conv_tbc, "cpu",
@@ -96,7 +122,7 @@ def _rebuilt_objects(trace: Trace) -> list[str]:
 
 def trace_file(trace: Trace, depth: float, examples: list | None = None) -> str:
     """`examples`: the traced call's inputs, one per trace input, when they are at hand."""
-    lines = [script_header(), "", *_region_functions(trace), *_rebuilt_objects(trace),
+    lines = [script_header(), "", *_region_functions(trace), *_rebuilt_objects(trace), *_function_defs(trace),
              format_trace(trace, depth).rstrip("\n"), "", ""]
     lines.append("def sample_inputs(device):")
     lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
@@ -121,7 +147,9 @@ def unsaveable(trace: Trace) -> list[str]:
     for value in trace.inputs:
         if not isinstance(value, TensorValue):
             bindings.note(value.value)
-    found = [f"`{name}` ({_describe(obj)})" for name, obj in bindings.bound.items() if _rebuilt(obj) is None]
+    defined = _defined_here(trace)
+    found = [f"`{name}` ({_describe(obj)})" for name, obj in bindings.bound.items()
+             if _rebuilt(obj) is None and id(obj) not in defined]
     custom_ops = {bsym.symbol.qualname: user_defined_op(bsym.symbol.impl) for bsym in trace.bsyms}
     found.extend(
         f"`{name}` (the operator {op}, registered by the script's own code)" for name, op in custom_ops.items() if op

@@ -34,6 +34,16 @@ APPLIES: dict[Symbol, Callable[[inspect.BoundArguments], bool]] = {}
 # Symbols whose outputs never carry a gradient (comparisons, index results, shapes):
 # the transform passes them by without a rule.
 NO_GRADIENT: set[Symbol] = set()
+# For a call whose rule reads values its decomposition makes but does not return (what
+# a custom autograd.Function saves for its backward): `(bsym, registry) -> bsym` making
+# the call that returns them too, which the forward holds in its place.
+RESIDUALS: dict[Symbol, Callable] = {}
+# For a symbol only some of whose outputs carry a gradient (a custom autograd.Function's
+# results, not what it saves for its backward or writes in place): their positions.
+CARRIES_GRADIENT: dict[Symbol, frozenset[int]] = {}
+# Symbols whose gradient is refused, with why (a custom autograd.Function whose backward
+# could not be traced): differentiating through one stops with that reason.
+REFUSALS: dict[Symbol, str] = {}
 
 
 class NotDifferentiable(ShapeError):
