@@ -188,7 +188,7 @@ def batches_for(kind: str, cases: list[Case], phases: tuple[str, ...], jobs: int
 # -- the summary --------------------------------------------------------------------------
 
 LOCATION = re.compile(r"^([\w./<>-]+\.py:\d+): ")
-SOURCE = re.compile(r" \(at `.*`\)$")
+SOURCE = re.compile(r" \(at `.*$")  # to the end: a long reason may have lost its closing quote
 
 
 def cause(reason: str) -> str:
