@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test check-samples snapshot-samples symbolic-matrix coverage bench lint clean
+.PHONY: install run test check-samples snapshot-samples symbolic-matrix coverage bench reach lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,14 @@ coverage: install
 
 bench: install
 	$(BIN)/python benchmarks/run.py
+
+# The reach sets (benchmarks/reach): timm and torchvision models and small functions in
+# the style of compiler test suites, through tracecli and through torch.compile; a
+# summary table. timm and torchvision are for measuring only, not requirements.
+# Options through REACH_ARGS, e.g. make reach REACH_ARGS="--set functions -k numpy".
+reach: install
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps timm==1.0.31 torchvision==0.28.0 pillow
+	$(BIN)/python -m benchmarks.reach.run $(REACH_ARGS)
 
 lint: install
 	$(BIN)/ruff check tracecli tests benchmarks sample_programs
