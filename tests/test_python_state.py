@@ -500,3 +500,40 @@ def test_an_optimizer_given_as_an_argument_is_left_to_the_training_support():
 
     program = trace_callable(step, (model, optimizer, torch.ones(3, 4)))
     assert not any(w.place.path.startswith("optimizer") for w in program.writes)
+
+
+FUNCTION_STATE = """
+    import torch
+
+    KEPT = {}
+
+
+    class Keep(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            KEPT["inner"] = x.exp()
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+
+    def f(x):
+        return Keep.apply(x) + 1
+
+
+    if __name__ == "__main__":
+        for i in range(2):
+            f(torch.full((2,), float(i)))
+            print(KEPT["inner"].tolist())
+"""
+
+
+def test_state_a_custom_functions_forward_writes(cli, tmp_path):
+    # The forward is the script's code the entry reaches through the class it names.
+    path = write(tmp_path, "function_state.py", FUNCTION_STATE)
+    result = cli("run", path, "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[:2] == _python_output(path)
+    assert 'ltorch.store_item(KEPT, "inner", t' in result.stdout

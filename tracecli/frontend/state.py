@@ -367,7 +367,15 @@ def _code_of(value: object, scope: dict) -> list:
     kind = value if isinstance(value, type) else type(value)
     if scope.get(kind.__name__) is not kind:
         return []
-    return [member.__code__ for member in vars(kind).values() if isinstance(member, FunctionType)]
+    found = []
+    for member in vars(kind).values():
+        if isinstance(member, (staticmethod, classmethod)):  # an autograd.Function's forward
+            member = member.__func__
+        elif isinstance(member, property):
+            member = member.fget
+        if isinstance(member, FunctionType):
+            found.append(member.__code__)
+    return found
 
 
 def _dict_writes(holder: _Holder) -> list[StateWrite]:
