@@ -37,6 +37,7 @@ from tracecli.core.bindings import Held
 from tracecli.core.pytree import rebuild_call, tree_leaves
 from tracecli.core.symbol import Symbol
 from tracecli.frontend.arguments import bind_entry
+from tracecli.frontend.loader import referenced_names
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import is_user_code
 from tracecli.ops import ltorch
@@ -128,19 +129,22 @@ class StateWrite:
 class _Holder:
     """A dict, list, tuple, cell or attribute dict, and a shallow copy of it."""
 
-    __slots__ = ("kind", "owner", "backing", "path", "parts", "argument", "copy")
+    __slots__ = ("kind", "owner", "backing", "path", "parts", "argument", "only", "copy")
 
     def __init__(self, kind: str, owner: object, backing: object, path: str, parts: tuple[str, ...],
-                 argument: str | None, skip: frozenset = frozenset()):
+                 argument: str | None, skip: frozenset = frozenset(), only: frozenset | None = None):
         self.kind, self.owner, self.backing, self.path, self.parts = kind, owner, backing, path, parts
-        self.argument = argument
+        self.argument, self.only = argument, only
         if kind == "cell":
             self.copy = _cell_contents(backing)
         elif isinstance(backing, (list, tuple)):
             self.copy = list(backing)
         else:
-            items = dict.items(backing)  # as held, below a subclass's __getitem__
-            self.copy = {k: v for k, v in items if k not in skip} if skip else dict(items)
+            if only is not None:  # the keys that can change: a copy of those alone
+                self.copy = {k: dict.__getitem__(backing, k) for k in only if k in backing}
+            else:
+                items = dict.items(backing)  # as held, below a subclass's __getitem__
+                self.copy = {k: v for k, v in items if k not in skip} if skip else dict(items)
 
     def place(self, key: object, kind: str | None = None) -> Place:
         name = "_".join(self.parts)
@@ -167,12 +171,13 @@ class StateWatch:
 
     `roots`: (object, how the program names it, the entry parameter it is or None); an
     empty name is the entry module itself (its attributes are named bare, as its
-    parameters are). `globals_`: the script's globals. `originals`: for a container
+    parameters are). `globals_`: the script's globals, and the names in them the call can
+    reach (the rest is not looked at). `originals`: for a container
     argument the tracer copied to put traced tensors in (id of the copy -> the caller's
     own), where the call's writes really go."""
 
-    def __init__(self, roots: list[tuple[object, str, str | None]], globals_: dict | None = None,
-                 originals: dict[int, object] | None = None):
+    def __init__(self, roots: list[tuple[object, str, str | None]],
+                 globals_: tuple[dict, frozenset[str]] | None = None, originals: dict[int, object] | None = None):
         self.holders: list[_Holder] = []
         self._tensors: dict[int, tuple[_Holder, object]] = {}  # id(tensor) -> (holder, key) it was found in
         self.originals = originals or {}
@@ -180,9 +185,10 @@ class StateWatch:
         queue: deque = deque((obj, name, (name,) if name else (), 0, argument) for obj, name, argument in roots)
         self._walk(queue, seen)
         # The globals last: what the entry reaches itself is named the way it reaches it.
-        if globals_ is not None and id(globals_) not in seen:
-            seen.add(id(globals_))
-            self._hold(_Holder("item", globals_, globals_, "", ("globals",), None), queue, 0, global_names=True)
+        if globals_ is not None and id(globals_[0]) not in seen:
+            scope, names = globals_
+            seen.add(id(scope))
+            self._hold(_Holder("item", scope, scope, "", ("globals",), None, only=names), queue, 0, global_names=True)
             self._walk(queue, seen)
 
     def _walk(self, queue: deque, seen: set[int]) -> None:
@@ -210,6 +216,8 @@ class StateWatch:
                 continue
             if global_names:  # a global is named by itself, not as an entry of the globals
                 path, parts = str(key), (str(key),)
+            elif holder.kind == "cell":  # what a closure variable holds is named by the variable
+                path, parts = holder.path, holder.parts
             else:
                 path, parts = holder.place(key).path, (*holder.parts, _part(key))
             queue.append((value, path, parts, depth, holder.argument))
@@ -327,20 +335,56 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
         return StateWatch(roots, None, originals)
     if getattr(code_fn, "__closure__", None):
         roots += [(cell, var, None) for var, cell in zip(code.co_freevars, code_fn.__closure__, strict=True)]
-    return StateWatch(roots, getattr(code_fn, "__globals__", None), originals)
+    scope = getattr(code_fn, "__globals__", None)
+    return StateWatch(roots, (scope, _globals_read(code, scope)) if scope is not None else None, originals)
+
+
+def _globals_read(code, scope: dict) -> frozenset[str]:
+    """The script's globals the entry can reach by name: those its code reads, and those
+    read by the script's functions and classes it names, in turn (a module namespace can
+    hold far more than a call reaches: a test suite's table of a thousand cases). Where
+    they are written is the globals dict itself: the view shares its entries' names."""
+    names: set[str] = set()
+    pending, seen = [code], set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for name in referenced_names(current):
+            value = scope.get(name, MISSING)
+            if value is MISSING or name in names:
+                continue
+            names.add(name)
+            pending += _code_of(value, scope)
+    return frozenset(names)
+
+
+def _code_of(value: object, scope: dict) -> list:
+    """The code of the script's own function or class (its methods) a global holds."""
+    if isinstance(value, FunctionType) and value.__globals__ is scope:
+        return [inspect.unwrap(value).__code__]
+    kind = value if isinstance(value, type) else type(value)
+    if scope.get(kind.__name__) is not kind:
+        return []
+    return [member.__code__ for member in vars(kind).values() if isinstance(member, FunctionType)]
 
 
 def _dict_writes(holder: _Holder) -> list[StateWrite]:
     before, backing = holder.copy, holder.backing
-    if len(backing) > _ENTRIES:
+    if holder.only is not None:  # the globals the call can reach
+        now_items = [(key, dict.__getitem__(backing, key)) for key in holder.only if key in backing]
+    elif len(backing) > _ENTRIES:
         return []
+    else:
+        now_items = list(dict.items(backing))
     if isinstance(holder.owner, torch.nn.Module):
         skip = _MODULE_INTERNALS
-    elif holder.parts == ("globals",):
-        skip = frozenset(k for k in (*backing, *before) if isinstance(k, str) and k.startswith("__"))
+    elif holder.parts == ("globals",):  # `__warningregistry__` and kin: Python's, not the program's
+        skip = frozenset(k for k, _ in (*now_items, *before.items()) if isinstance(k, str) and k.startswith("__"))
     else:
         skip = frozenset()
-    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in list(dict.items(backing))
+    found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in now_items
              if key not in skip and not _unchanged(before.get(key, MISSING), now)]
     found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
               if key not in backing and key not in skip]
