@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from tests.test_cli import write
+from tracecli.frontend import state as state_module
 from tracecli.frontend.tracer import trace_callable
 
 # A layer that caches a bias in a dict on its first call in eval mode, as timm's LeViT and
@@ -500,3 +501,93 @@ def test_an_optimizer_given_as_an_argument_is_left_to_the_training_support():
 
     program = trace_callable(step, (model, optimizer, torch.ones(3, 4)))
     assert not any(w.place.path.startswith("optimizer") for w in program.writes)
+
+
+FUNCTION_STATE = """
+    import torch
+
+    KEPT = {}
+
+
+    class Keep(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            KEPT["inner"] = x.exp()
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+
+    def f(x):
+        return Keep.apply(x) + 1
+
+
+    if __name__ == "__main__":
+        for i in range(2):
+            f(torch.full((2,), float(i)))
+            print(KEPT["inner"].tolist())
+"""
+
+
+def test_state_a_custom_functions_forward_writes(cli, tmp_path):
+    # The forward is the script's code the entry reaches through the class it names.
+    path = write(tmp_path, "function_state.py", FUNCTION_STATE)
+    result = cli("run", path, "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[:2] == _python_output(path)
+    assert 'ltorch.store_item(KEPT, "inner", t' in result.stdout
+
+
+LIBRARY_FLAG = """
+    import torch
+    from lib.layers import Hooked
+
+    model = Hooked()
+
+
+    def f(x):
+        return model(x)
+
+
+    if __name__ == "__main__":
+        for _ in range(2):
+            print(f(torch.ones(2, 3)).tolist(), model.hook_calls)
+"""
+
+LIBRARY = """
+    import torch
+
+
+    class Hooked(torch.nn.Module):
+        # As transformers' output capturing: a hook installed on the first call, and a flag.
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 3)
+            self.hook_calls = 0
+
+        def forward(self, x):
+            if not getattr(self, "_hooks_installed", False):
+                self.lin.register_forward_hook(self._count)
+                self._hooks_installed = True
+            return self.lin(x).relu()
+
+        def _count(self, module, args, out):
+            self.hook_calls += 1
+"""
+
+
+def test_a_librarys_own_bookkeeping_is_left_as_the_call_left_it(cli, tmp_path, monkeypatch):
+    # The flag goes with hooks tracing does not put back: putting the flag back alone made
+    # eager install the hooks twice.
+    site = tmp_path / "site"
+    (site / "lib").mkdir(parents=True)
+    (site / "lib" / "__init__.py").write_text("")
+    (site / "lib" / "layers.py").write_text(textwrap.dedent(LIBRARY))
+    monkeypatch.setattr(state_module, "is_program_path", lambda path: str(site) not in path)
+    monkeypatch.syspath_prepend(str(site))
+    path = write(tmp_path, "uses_lib.py", LIBRARY_FLAG)
+    result = cli("run", path, "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert "_hooks_installed" not in result.stdout

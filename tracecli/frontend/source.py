@@ -42,6 +42,12 @@ def is_user_path(path: str) -> bool:
     )
 
 
+def is_program_path(path: str) -> bool:
+    """The program's own files: user code that is no installed package (a library such
+    as transformers is user code to source locations, not the program's own state)."""
+    return is_user_path(path) and not path.startswith(_SITE_DIRS)
+
+
 def is_user_code(code: CodeType) -> bool:
     path = code.co_filename
     cached = _is_user_file.get(path)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from collections import deque
 from types import BuiltinFunctionType, CellType, FunctionType, MethodType, ModuleType
 from typing import NamedTuple
@@ -39,7 +40,7 @@ from tracecli.core.symbol import Symbol
 from tracecli.frontend.arguments import bind_entry
 from tracecli.frontend.loader import referenced_names
 from tracecli.frontend.proxy import TensorProxy
-from tracecli.frontend.source import is_user_code
+from tracecli.frontend.source import is_program_path, is_user_code
 from tracecli.ops import ltorch
 
 MISSING = object()  # a slot that holds nothing: a dict without the key, an unset attribute
@@ -129,19 +130,20 @@ class StateWrite:
 class _Holder:
     """A dict, list, tuple, cell or attribute dict, and a shallow copy of it."""
 
-    __slots__ = ("kind", "owner", "backing", "path", "parts", "argument", "only", "copy")
+    __slots__ = ("kind", "owner", "backing", "path", "parts", "argument", "user", "only", "copy")
 
     def __init__(self, kind: str, owner: object, backing: object, path: str, parts: tuple[str, ...],
-                 argument: str | None, skip: frozenset = frozenset(), only: frozenset | None = None):
+                 argument: str | None, user: bool = True, skip: frozenset = frozenset(),
+                 only: frozenset | None = None):
         self.kind, self.owner, self.backing, self.path, self.parts = kind, owner, backing, path, parts
-        self.argument, self.only = argument, only
+        self.argument, self.user, self.only = argument, user, only
         if kind == "cell":
             self.copy = _cell_contents(backing)
         elif isinstance(backing, (list, tuple)):
             self.copy = list(backing)
         else:
-            if only is not None:  # the keys that can change: a copy of those alone
-                self.copy = {k: dict.__getitem__(backing, k) for k in only if k in backing}
+            if only is not None:  # the keys that can change: a copy of those alone, in the dict's order
+                self.copy = {k: v for k, v in dict.items(backing) if k in only}
             else:
                 items = dict.items(backing)  # as held, below a subclass's __getitem__
                 self.copy = {k: v for k, v in items if k not in skip} if skip else dict(items)
@@ -182,7 +184,7 @@ class StateWatch:
         self._tensors: dict[int, tuple[_Holder, object]] = {}  # id(tensor) -> (holder, key) it was found in
         self.originals = originals or {}
         seen: set[int] = set()
-        queue: deque = deque((obj, name, (name,) if name else (), 0, argument) for obj, name, argument in roots)
+        queue: deque = deque((obj, name, (name,) if name else (), 0, argument, True) for obj, name, argument in roots)
         self._walk(queue, seen)
         # The globals last: what the entry reaches itself is named the way it reaches it.
         if globals_ is not None and id(globals_[0]) not in seen:
@@ -193,13 +195,13 @@ class StateWatch:
 
     def _walk(self, queue: deque, seen: set[int]) -> None:
         while queue and len(self.holders) < _HOLDERS:
-            obj, path, parts, depth, argument = queue.popleft()
+            obj, path, parts, depth, argument, user = queue.popleft()
             if id(obj) in seen:
                 continue
             seen.add(id(obj))
             # A module's attributes are looked into afresh, however deep the module is.
             below = 0 if isinstance(obj, torch.nn.Module) else depth + 1
-            for holder in _holders_of(obj, path, parts, argument):
+            for holder in _holders_of(obj, path, parts, argument, user):
                 self._hold(holder, queue, below)
 
     def _hold(self, holder: _Holder, queue: deque, depth: int, global_names: bool = False) -> None:
@@ -220,7 +222,7 @@ class StateWatch:
                 path, parts = holder.path, holder.parts
             else:
                 path, parts = holder.place(key).path, (*holder.parts, _part(key))
-            queue.append((value, path, parts, depth, holder.argument))
+            queue.append((value, path, parts, depth, holder.argument, holder.user))
 
     def place_of(self, tensor: torch.Tensor) -> Place | None:
         """A place the tensor was found in, before the call."""
@@ -236,12 +238,17 @@ class StateWatch:
                 continue
             if holder.kind == "cell":
                 now = _cell_contents(holder.backing)
-                if not _unchanged(holder.copy, now):
-                    found.append(StateWrite(holder.place(None), holder.copy, now))
+                changed = [] if _unchanged(holder.copy, now) else [StateWrite(holder.place(None), holder.copy, now)]
             elif isinstance(holder.backing, list):
-                found += _list_writes(holder)
+                changed = _list_writes(holder)
             else:
-                found += _dict_writes(holder)
+                changed = _dict_writes(holder)
+            # What a library's object changes with no traced tensor in it is its own
+            # bookkeeping, left as the call left it (a flag it raises with the hooks it
+            # installs, which tracing does not put back); beside a traced tensor it is put
+            # back and made again with it (a cache layer's `is_initialized` with its keys).
+            if holder.user or any(_traced_in(write.after) for write in changed):
+                found += changed
         return [_on_original(write, self.originals) for write in found]
 
     def rollback(self, writes: list[StateWrite]) -> None:
@@ -367,13 +374,21 @@ def _code_of(value: object, scope: dict) -> list:
     kind = value if isinstance(value, type) else type(value)
     if scope.get(kind.__name__) is not kind:
         return []
-    return [member.__code__ for member in vars(kind).values() if isinstance(member, FunctionType)]
+    found = []
+    for member in vars(kind).values():
+        if isinstance(member, (staticmethod, classmethod)):  # an autograd.Function's forward
+            member = member.__func__
+        elif isinstance(member, property):
+            member = member.fget
+        if isinstance(member, FunctionType):
+            found.append(member.__code__)
+    return found
 
 
 def _dict_writes(holder: _Holder) -> list[StateWrite]:
     before, backing = holder.copy, holder.backing
     if holder.only is not None:  # the globals the call can reach
-        now_items = [(key, dict.__getitem__(backing, key)) for key in holder.only if key in backing]
+        now_items = [(key, value) for key, value in dict.items(backing) if key in holder.only]
     elif len(backing) > _ENTRIES:
         return []
     else:
@@ -472,35 +487,51 @@ def as_expected(place: Place, how: str, what: object) -> bool:
     return now is what
 
 
-def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None) -> list[_Holder]:
+def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None, user: bool) -> list[_Holder]:
+    """The holders of `obj`'s slots. `user`: whether the program's own code owns what holds
+    `obj` (a container is its holder's; an object is its class's)."""
     if isinstance(obj, torch.nn.Module):
         # Its attributes live in four dicts: its own, its parameters and buffers (a tensor
         # set where one was goes there), and its submodules (looked into in turn).
-        own = vars(obj)
-        holders = [_Holder("attr", obj, own[store], path, parts, argument) for store in ("_parameters", "_buffers")
+        own, user = vars(obj), _users_class(type(obj))
+        holders = [_Holder("attr", obj, own[store], path, parts, argument, user) for store in ("_parameters", "_buffers")
                    if own[store]]
-        return [*holders, _Holder("attr", obj, own, path, parts, argument, skip=_MODULE_INTERNALS),
-                _Holder("modules", obj, own["_modules"], path, parts, argument)]
+        return [*holders, _Holder("attr", obj, own, path, parts, argument, user, skip=_MODULE_INTERNALS),
+                _Holder("modules", obj, own["_modules"], path, parts, argument, user)]
     if isinstance(obj, CellType):
-        return [_Holder("cell", obj, obj, path, parts, argument)]
+        return [_Holder("cell", obj, obj, path, parts, argument, user)]
     if isinstance(obj, FunctionType):
         # One of the program's functions: the variables of its closure (`nonlocal`).
         cells = zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=True)
-        return [_Holder("cell", cell, cell, var, (var,), argument) for var, cell in cells]
+        return [_Holder("cell", cell, cell, var, (var,), argument, True) for var, cell in cells]
     if isinstance(obj, (dict, list)):
-        return [_Holder("item", obj, obj, path, parts, argument)] if len(obj) <= _ENTRIES else []
+        return [_Holder("item", obj, obj, path, parts, argument, user)] if len(obj) <= _ENTRIES else []
     if isinstance(obj, tuple):
         # Immutable, but what it holds may not be.
-        return [_Holder("tuple", obj, obj, path, parts, argument)] if len(obj) <= _ENTRIES else []
+        return [_Holder("tuple", obj, obj, path, parts, argument, user)] if len(obj) <= _ENTRIES else []
     own = getattr(obj, "__dict__", None)
     if isinstance(own, dict) and len(own) <= _ENTRIES:
-        return [_Holder("attr", obj, own, path, parts, argument)]
+        return [_Holder("attr", obj, own, path, parts, argument, _users_class(type(obj)))]
     return []
 
 
+_user_classes: dict[type, bool] = {}
+
+
+def _users_class(kind: type) -> bool:
+    """Whether the program's own files define `kind` (a library's class keeps its own
+    bookkeeping: a flag it raises on a first call with the hooks it installed)."""
+    found = _user_classes.get(kind)
+    if found is None:
+        module = sys.modules.get(kind.__module__)
+        file = getattr(module, "__file__", None)
+        found = _user_classes[kind] = isinstance(file, str) and is_program_path(file)
+    return found
+
+
 def _looked_into(value: object) -> bool:
-    if isinstance(value, FunctionType):
-        return bool(value.__closure__) and is_user_code(value.__code__)
+    if isinstance(value, FunctionType):  # the program's own: a library's closures are its own business
+        return bool(value.__closure__) and is_program_path(value.__code__.co_filename)
     if isinstance(value, _OPAQUE):
         return False
     return isinstance(value, (dict, list, tuple, CellType, torch.nn.Module)) or hasattr(value, "__dict__")
