@@ -252,12 +252,13 @@ def test_subprocess_no_color_env():
 def test_mismatch_exits_1(tmp_path):
     # A script whose eager result differs between calls: the compiled run cannot match it.
     script = write(tmp_path, "drift.py", """
+        import os
         import torch
-        class Calls:  # a class's own attribute: state tracing does not put back
-            n = 0
         def f(x):
-            Calls.n += 1
-            return x * Calls.n
+            # Counted in the environment, which tracing cannot put back as it found it.
+            n = int(os.environ.get("DRIFT_CALLS", "0")) + 1
+            os.environ["DRIFT_CALLS"] = str(n)
+            return x * n
         def sample_inputs(device):
             return (torch.ones(3),)
     """)

@@ -591,3 +591,48 @@ def test_a_librarys_own_bookkeeping_is_left_as_the_call_left_it(cli, tmp_path, m
     result = cli("run", path, "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
     assert "_hooks_installed" not in result.stdout
+
+
+CLASS_STATE = """
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        calls = 0
+        shared = None
+
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            type(self).calls += 1
+            if Block.shared is None:
+                Block.shared = self.lin.weight.t().contiguous()
+            return x @ Block.shared
+
+
+    model = Block()
+
+
+    def f(x):
+        return model(x)
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        model.lin.reset_parameters()
+        for _ in range(3):
+            out = f(torch.ones(2, 3))
+        print(Block.calls, round(float(out.detach().sum()), 4), round(float(Block.shared.detach().sum()), 4))
+"""
+
+
+def test_the_programs_class_attributes_are_state_too(cli, tmp_path):
+    path = write(tmp_path, "class_state.py", CLASS_STATE)
+    result = cli("run", f"{path}:f", "--depth", "0", "--no-timing")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == _python_output(path)[0]
+    assert 'ltorch.store_attr(Block, "shared", t' in result.stdout
+    assert 'ltorch.store_attr(Block, "calls", 1)' in result.stdout

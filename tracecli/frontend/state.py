@@ -83,7 +83,7 @@ class Place:
             return backing[self.key] if self.key < len(backing) else MISSING
         # What the dict holds, not what a subclass's __getitem__ makes of it (transformers'
         # ACT2FN makes an instance of the class it holds).
-        return dict.get(backing, self.key, MISSING)
+        return dict.get(backing, self.key, MISSING) if isinstance(backing, dict) else backing.get(self.key, MISSING)
 
     def put(self, value: object) -> None:
         """The slot set to `value` (MISSING: emptied) directly in what holds it, below any
@@ -96,6 +96,11 @@ class Place:
                 backing.cell_contents = value
         elif self.kind == "tail":
             backing[self.key:] = [] if value is MISSING else value
+        elif not isinstance(backing, dict):  # a class's attribute: its dict is read-only
+            if value is not MISSING:
+                setattr(self.owner, self.key, value)
+            elif self.key in backing:
+                delattr(self.owner, self.key)
         elif value is MISSING:
             if self.key in backing:
                 del backing[self.key]
@@ -143,9 +148,9 @@ class _Holder:
             self.copy = list(backing)
         else:
             if only is not None:  # the keys that can change: a copy of those alone, in the dict's order
-                self.copy = {k: v for k, v in dict.items(backing) if k in only}
+                self.copy = {k: v for k, v in _items(backing) if k in only}
             else:
-                items = dict.items(backing)  # as held, below a subclass's __getitem__
+                items = _items(backing)  # as held, below a subclass's __getitem__
                 self.copy = {k: v for k, v in items if k not in skip} if skip else dict(items)
 
     def place(self, key: object, kind: str | None = None) -> Place:
@@ -203,6 +208,10 @@ class StateWatch:
             below = 0 if isinstance(obj, torch.nn.Module) else depth + 1
             for holder in _holders_of(obj, path, parts, argument, user):
                 self._hold(holder, queue, below)
+            kind = type(obj)
+            if id(kind) not in seen and kind.__module__ not in _BUILTIN_MODULES and _users_class(kind):
+                # `type(self).calls += 1` reaches the class through its instance.
+                queue.append((kind, kind.__qualname__, (kind.__name__,), 0, None, True))
 
     def _hold(self, holder: _Holder, queue: deque, depth: int, global_names: bool = False) -> None:
         self.holders.append(holder)
@@ -388,14 +397,14 @@ def _code_of(value: object, scope: dict) -> list:
 def _dict_writes(holder: _Holder) -> list[StateWrite]:
     before, backing = holder.copy, holder.backing
     if holder.only is not None:  # the globals the call can reach
-        now_items = [(key, value) for key, value in dict.items(backing) if key in holder.only]
+        now_items = [(key, value) for key, value in _items(backing) if key in holder.only]
     elif len(backing) > _ENTRIES:
         return []
     else:
-        now_items = list(dict.items(backing))
+        now_items = list(_items(backing))
     if isinstance(holder.owner, torch.nn.Module):
         skip = _MODULE_INTERNALS
-    elif holder.parts == ("globals",):  # `__warningregistry__` and kin: Python's, not the program's
+    elif holder.parts == ("globals",) or isinstance(holder.owner, type):  # `__warningregistry__`, `__doc__`: Python's
         skip = frozenset(k for k, _ in (*now_items, *before.items()) if isinstance(k, str) and k.startswith("__"))
     else:
         skip = frozenset()
@@ -404,6 +413,11 @@ def _dict_writes(holder: _Holder) -> list[StateWrite]:
     found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
               if key not in backing and key not in skip]
     return found
+
+
+def _items(backing) -> object:
+    """A dict's items as it holds them (below a subclass's __getitem__), or a class's."""
+    return dict.items(backing) if isinstance(backing, dict) else backing.items()
 
 
 def _list_writes(holder: _Holder) -> list[StateWrite]:
@@ -500,6 +514,8 @@ def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | 
                 _Holder("modules", obj, own["_modules"], path, parts, argument, user)]
     if isinstance(obj, CellType):
         return [_Holder("cell", obj, obj, path, parts, argument, user)]
+    if isinstance(obj, type):  # one of the program's classes: its own attributes (`Counter.calls += 1`)
+        return [_Holder("attr", obj, obj.__dict__, obj.__qualname__, (obj.__name__,), None, True)]
     if isinstance(obj, FunctionType):
         # One of the program's functions: the variables of its closure (`nonlocal`).
         cells = zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=True)
@@ -516,6 +532,7 @@ def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | 
 
 
 _user_classes: dict[type, bool] = {}
+_BUILTIN_MODULES = frozenset({"builtins", "collections", "types"})
 
 
 def _users_class(kind: type) -> bool:
@@ -532,6 +549,8 @@ def _users_class(kind: type) -> bool:
 def _looked_into(value: object) -> bool:
     if isinstance(value, FunctionType):  # the program's own: a library's closures are its own business
         return bool(value.__closure__) and is_program_path(value.__code__.co_filename)
+    if isinstance(value, type):
+        return _users_class(value)
     if isinstance(value, _OPAQUE):
         return False
     return isinstance(value, (dict, list, tuple, CellType, torch.nn.Module)) or hasattr(value, "__dict__")
