@@ -59,18 +59,12 @@ from tracecli.frontend.overrides import (
     tracing_overrides,
 )
 from tracecli.frontend.placement import Placement
+from tracecli.frontend.places import StateWrite, Written, hidden_traced, store_calls
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
-from tracecli.frontend.state import (
-    StateWatch,
-    StateWrite,
-    Written,
-    hidden_traced,
-    store_calls,
-    watch_entry,
-)
+from tracecli.frontend.state import StateWatch, watch_entry
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
