@@ -40,7 +40,7 @@ _ANSWERS = {
     "metadata": "answered from the traced tensor's metadata",
     "data": "refused at the user's line: it needs the tensor's values",
     "backward": "the backward of a training step",
-    "handler": "numpy's view of a traced tensor: a traced array (frontend/numpy_calls.py)",
+    "numpy": "numpy's view of a traced tensor: a traced array (frontend/numpy_calls.py)",
     "rewrite": "the factory a legacy constructor means (frontend/legacy.py)",
 }
 

@@ -30,20 +30,21 @@ import inspect
 import sys
 from collections import deque
 from types import BuiltinFunctionType, CellType, FunctionType, MethodType, ModuleType
-from typing import NamedTuple
 
 import torch
 
-from tracecli.core.bindings import Held
-from tracecli.core.pytree import rebuild_call, tree_leaves
-from tracecli.core.symbol import Symbol
 from tracecli.frontend.arguments import bind_entry
 from tracecli.frontend.loader import referenced_names
-from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.places import (
+    MISSING,
+    Place,
+    StateWrite,
+    cell_contents,
+    part_name,
+    traced_in,
+    unchanged,
+)
 from tracecli.frontend.source import is_program_path, is_user_code
-from tracecli.ops import ltorch
-
-MISSING = object()  # a slot that holds nothing: a dict without the key, an unset attribute
 
 # How far below a root (or a module) containers and objects are looked into, and the
 # most entries one may have: a write deeper down, or into a bigger one, is not followed.
@@ -59,79 +60,6 @@ _OPAQUE = (type, ModuleType, FunctionType, MethodType, BuiltinFunctionType, torc
            torch.Generator, torch.dtype, torch.device, str, bytes)
 
 
-class Place:
-    """One slot of Python state: `owner[key]` (a dict entry, a list element), an
-    attribute `key` of `owner`, a closure variable (`owner` is its cell), or a list's
-    elements from index `key` on ("tail"). `backing` is the dict, list or cell the slot
-    lives in; `path` spells the way there, `name` the owner's; `argument` is the entry
-    parameter the way starts from (None: the state outside the call)."""
-
-    __slots__ = ("kind", "owner", "key", "backing", "path", "name", "argument")
-
-    def __init__(self, kind: str, owner: object, key: object, backing: object, path: str, name: str,
-                 argument: str | None = None):
-        self.kind, self.owner, self.key, self.backing = kind, owner, key, backing
-        self.path, self.name, self.argument = path, name, argument
-
-    def read(self) -> object:
-        backing = self.backing
-        if self.kind == "cell":
-            return _cell_contents(backing)
-        if self.kind == "tail":
-            return list(backing[self.key:])
-        if isinstance(backing, (list, tuple)):
-            return backing[self.key] if self.key < len(backing) else MISSING
-        # What the dict holds, not what a subclass's __getitem__ makes of it (transformers'
-        # ACT2FN makes an instance of the class it holds).
-        return dict.get(backing, self.key, MISSING) if isinstance(backing, dict) else backing.get(self.key, MISSING)
-
-    def put(self, value: object) -> None:
-        """The slot set to `value` (MISSING: emptied) directly in what holds it, below any
-        __setattr__ of its owner: exactly as it was."""
-        backing = self.backing
-        if self.kind == "cell":
-            if value is MISSING:
-                del backing.cell_contents
-            else:
-                backing.cell_contents = value
-        elif self.kind == "tail":
-            backing[self.key:] = [] if value is MISSING else value
-        elif not isinstance(backing, dict):  # a class's attribute: its dict is read-only
-            if value is not MISSING:
-                setattr(self.owner, self.key, value)
-            elif self.key in backing:
-                delattr(self.owner, self.key)
-        elif value is MISSING:
-            if self.key in backing:
-                del backing[self.key]
-        else:
-            backing[self.key] = value
-
-    def exists(self) -> bool:
-        return self.read() is not MISSING
-
-    @property
-    def value_name(self) -> str:
-        """A name for what the slot holds: `attention_bias_cache_cpu`, `blocks_0_cache`."""
-        if self.kind in ("cell", "tail"):
-            return self.name
-        key = _part(self.key)
-        return key if self.name in ("self", "globals") else f"{self.name}_{key}"
-
-    def __repr__(self) -> str:
-        return self.path
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class StateWrite:
-    """A slot the traced call set to something holding traced tensors: what it held
-    before (MISSING: nothing) and what the call put there."""
-
-    place: Place
-    before: object
-    after: object
-
-
 class _Holder:
     """A dict, list, tuple, cell or attribute dict, and a shallow copy of it."""
 
@@ -143,7 +71,7 @@ class _Holder:
         self.kind, self.owner, self.backing, self.path, self.parts = kind, owner, backing, path, parts
         self.argument, self.user, self.only = argument, user, only
         if kind == "cell":
-            self.copy = _cell_contents(backing)
+            self.copy = cell_contents(backing)
         elif isinstance(backing, (list, tuple)):
             self.copy = list(backing)
         else:
@@ -230,7 +158,7 @@ class StateWatch:
             elif holder.kind == "cell":  # what a closure variable holds is named by the variable
                 path, parts = holder.path, holder.parts
             else:
-                path, parts = holder.place(key).path, (*holder.parts, _part(key))
+                path, parts = holder.place(key).path, (*holder.parts, part_name(key))
             queue.append((value, path, parts, depth, holder.argument, holder.user))
 
     def place_of(self, tensor: torch.Tensor) -> Place | None:
@@ -246,8 +174,8 @@ class StateWatch:
             if holder.kind in ("tuple", "modules"):
                 continue
             if holder.kind == "cell":
-                now = _cell_contents(holder.backing)
-                changed = [] if _unchanged(holder.copy, now) else [StateWrite(holder.place(None), holder.copy, now)]
+                now = cell_contents(holder.backing)
+                changed = [] if unchanged(holder.copy, now) else [StateWrite(holder.place(None), holder.copy, now)]
             elif isinstance(holder.backing, list):
                 changed = _list_writes(holder)
             else:
@@ -256,7 +184,7 @@ class StateWatch:
             # bookkeeping, left as the call left it (a flag it raises with the hooks it
             # installs, which tracing does not put back); beside a traced tensor it is put
             # back and made again with it (a cache layer's `is_initialized` with its keys).
-            if holder.user or any(_traced_in(write.after) for write in changed):
+            if holder.user or any(traced_in(write.after) for write in changed):
                 found += changed
         return [_on_original(write, self.originals) for write in found]
 
@@ -264,32 +192,6 @@ class StateWatch:
         """Each written slot as it was before the call."""
         for write in reversed(writes):
             write.place.put(write.before)
-
-
-def store_calls(writes: list[StateWrite]) -> list[tuple[Symbol, tuple]]:
-    """(ltorch symbol, arguments) storing each write again, its traced tensors as the
-    proxies they are (the tracer makes them values). The object written is held under
-    the name the program reaches it by."""
-    calls = []
-    for write in writes:
-        place = write.place
-        held = Held(place.owner, place.name)
-        if write.after is MISSING:  # emptied: `del cache[key]`, `del self.cached`
-            if place.kind == "item":
-                calls.append((ltorch.delete_item, (held, place.key)))
-            else:
-                calls.append((ltorch.delete_attr, (held, "cell_contents" if place.kind == "cell" else place.key)))
-        elif place.kind == "cell":
-            calls.append((ltorch.store_cell, (held, write.after)))
-        elif place.kind == "attr":
-            calls.append((ltorch.store_attr, (held, place.key, write.after)))
-        elif place.kind == "item":
-            calls.append((ltorch.store_item, (held, place.key, write.after)))
-        elif write.before:  # a list rewritten: its contents from `key` on
-            calls.append((ltorch.store_item, (held, slice(place.key, None), write.after)))
-        else:  # appended to
-            calls.append((ltorch.store_extend, (held, write.after)))
-    return calls
 
 
 def copied_containers(original: object, copy: object, found: dict[int, object] | None = None) -> dict[int, object]:
@@ -409,7 +311,7 @@ def _dict_writes(holder: _Holder) -> list[StateWrite]:
     else:
         skip = frozenset()
     found = [StateWrite(holder.place(key), before.get(key, MISSING), now) for key, now in now_items
-             if key not in skip and not _unchanged(before.get(key, MISSING), now)]
+             if key not in skip and not unchanged(before.get(key, MISSING), now)]
     found += [StateWrite(holder.place(key), old, MISSING) for key, old in before.items()
               if key not in backing and key not in skip]
     return found
@@ -429,76 +331,9 @@ def _list_writes(holder: _Holder) -> list[StateWrite]:
         return [StateWrite(holder.place(len(before), "tail"), [], list(now[len(before):]))]
     if len(now) == len(before):
         return [StateWrite(holder.place(i), old, new) for i, (old, new) in enumerate(zip(before, now, strict=True))
-                if not _unchanged(old, new)]
+                if not unchanged(old, new)]
     # Rewritten as a whole (`items[:] = ...`, an insert, a pop): its contents are the write.
     return [StateWrite(holder.place(0, "tail"), list(before), list(now))]
-
-
-# Values a later call must find equal to what the traced call found, where the call
-# changed them; other objects must be the same object.
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
-
-
-def _unchanged(old: object, new: object) -> bool:
-    return old is new or (type(old) is type(new) and isinstance(old, (*_SCALARS, tuple)) and _equal(old, new))
-
-
-def _equal(a: object, b: object) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:  # a tuple holding tensors: not a plain value
-        return False
-
-
-class Written(NamedTuple):
-    """A place a traced call changes, as the trace keeps it: what a later call must find
-    there to be served (`how`, `what`: see `expectation`), and whether a traced tensor
-    is what the call put there."""
-
-    place: Place
-    how: str
-    what: object
-    traced: bool
-
-    def as_expected(self) -> bool:
-        return as_expected(self.place, self.how, self.what)
-
-    @classmethod
-    def of(cls, write: StateWrite) -> Written:
-        return cls(write.place, *expectation(write), holds_traced(write.after))
-
-
-def expectation(write: StateWrite) -> tuple[str, object]:
-    """What a later call must find in the place for the trace to serve it, as (how, what):
-    the trace replays what this call wrote there, which holds only where the call found
-    the place as this one did. A tensor is for the trace to read (as a captured input,
-    with a guard of its own) or to overwrite: only whether there is one matters. What was
-    appended to a list is appended again on any call, unless some of it is no traced value
-    (an object made on a first call): then the list must be as long as it was."""
-    before, place = write.before, write.place
-    if place.kind == "tail":
-        if not write.before and all(holds_traced(item) for item in write.after):
-            return "any", None
-        return "length", len(write.before) if write.before else place.key
-    if before is MISSING or isinstance(before, torch.Tensor) or holds_traced(write.after) and not isinstance(
-            before, _SCALARS):
-        return "exists", before is not MISSING
-    if isinstance(before, (*_SCALARS, tuple)):
-        return "equal", before
-    return "same", before
-
-
-def as_expected(place: Place, how: str, what: object) -> bool:
-    if how == "any":
-        return True
-    if how == "length":
-        return len(place.backing) == what
-    now = place.read()
-    if how == "exists":
-        return (now is not MISSING) is what
-    if how == "equal":
-        return _unchanged(what, now)
-    return now is what
 
 
 def _holders_of(obj: object, path: str, parts: tuple[str, ...], argument: str | None, user: bool) -> list[_Holder]:
@@ -556,48 +391,3 @@ def _looked_into(value: object) -> bool:
     return isinstance(value, (dict, list, tuple, CellType, torch.nn.Module)) or hasattr(value, "__dict__")
 
 
-def _part(key: object) -> str:
-    """A key as part of a name: `cache[(3, 4)]` is `cache_3_4`."""
-    if isinstance(key, tuple):
-        return "_".join(_part(k) for k in key)
-    return key if isinstance(key, str) else str(key)
-
-
-def _cell_contents(cell: CellType) -> object:
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return MISSING
-
-
-def _traced_in(value: object) -> bool:
-    """Whether a traced tensor is in `value`, in its containers or inside an object."""
-    return holds_traced(value) or hidden_traced(value) is not None
-
-
-def holds_traced(value: object) -> bool:
-    """Whether `value` is a traced tensor or a container (tuple, list, dict, named tuple,
-    dataclass) holding one."""
-    if type(value) is TensorProxy:
-        return True
-    if isinstance(value, (int, float, str, bool, type(None), torch.Tensor)):
-        return False
-    return any(type(leaf) is TensorProxy for leaf in tree_leaves(value))
-
-
-def hidden_traced(value: object) -> tuple[str, TensorProxy] | None:
-    """(the type, the traced tensor) of an object among `value` that keeps a traced
-    tensor inside it where no container rule reaches (an instance of a plain class), or
-    None."""
-    if isinstance(value, (int, float, str, bool, type(None), torch.Tensor)):
-        return None
-    for leaf in tree_leaves(value):
-        if type(leaf) is TensorProxy or rebuild_call(leaf) is not None:
-            continue
-        own = getattr(leaf, "__dict__", None)
-        if isinstance(own, dict):
-            for item in own.values():
-                traced = next((t for t in tree_leaves(item) if type(t) is TensorProxy), None)
-                if traced is not None:
-                    return type(leaf).__qualname__, traced
-    return None

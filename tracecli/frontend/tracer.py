@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import FrameType, FunctionType
+from typing import NamedTuple
 
 import numpy
 import torch
@@ -59,18 +60,12 @@ from tracecli.frontend.overrides import (
     tracing_overrides,
 )
 from tracecli.frontend.placement import Placement
+from tracecli.frontend.places import StateWrite, Written, hidden_traced, store_calls
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
-from tracecli.frontend.state import (
-    StateWatch,
-    StateWrite,
-    Written,
-    hidden_traced,
-    store_calls,
-    watch_entry,
-)
+from tracecli.frontend.state import StateWatch, watch_entry
 from tracecli.frontend.symbolic import (
     DimHints,
     DimPolicy,
@@ -504,16 +499,17 @@ class _Tracer:
             self.watch.calling(sys._getframe(2))
             self.dim_hints.look()
         kind, adapter = _resolve(func)
-        if kind == "rewrite":  # a call torch spells in a form of its own (frontend/legacy.py)
-            rewritten = self._rewritten(adapter, args, kwargs)
-            func, args, kwargs = rewritten or (func, args, kwargs)
-            kind, adapter = _resolve(func) if rewritten else ("opaque", None)
-        if kind == "handler":
-            # A kind of call with a handler of its own, declared beside what it handles.
-            out = adapter(self, func, args, kwargs)
-            if out is not UNHANDLED:
+        first = _FIRST_HANDLERS.get(kind)
+        while first is not None:
+            # A call with a handler of its own, declared beside what it handles: it answers
+            # the call, or hands it on as the call it means, which may have one in turn
+            # (frontend/legacy.py, frontend/numpy_calls.py: `x.new([5, 8])` is a
+            # `torch.tensor` of a list, not of an array).
+            out = first(self, adapter, func, args, kwargs)
+            if type(out) is not HandedOn:
                 return out
-            kind, adapter = _resolve_plain(func)
+            func, args, kwargs, kind, adapter = out
+            first = _FIRST_HANDLERS.get(kind)
         if kind == "requires-grad-set" and (_holds_proxy(args, kwargs) or not self._constructing()):
             wanted = bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", True))
             if args[0].requires_grad == wanted:
@@ -612,13 +608,23 @@ class _Tracer:
         return self.to_proxies(out)
 
 
-    def _rewritten(self, rewrite: Callable, args: tuple, kwargs: dict) -> tuple | None:
-        """The call `x.new(...)`, `torch.Tensor(2, 3)` and kin mean, or None where torch's
-        own parsing is left to refuse it."""
+    def _rewritten(self, rewrite: Callable, func, args: tuple, kwargs: dict) -> HandedOn:
+        """The call `x.new(...)`, `torch.Tensor(2, 3)` and kin mean, or the call itself,
+        unmodelled, where torch's own parsing is left to refuse it."""
         try:
-            return rewrite(*args, **kwargs)
+            rewritten = rewrite(*args, **kwargs)
         except TypeError as exc:
             raise _error_at_user_line(str(exc)) from exc
+        if rewritten is None:
+            return HandedOn(func, args, kwargs, "opaque", None)
+        return HandedOn(*rewritten, *_resolve(rewritten[0]))
+
+    def _numpy_call(self, handler: Callable, func, args: tuple, kwargs: dict):
+        """x.numpy(), torch.tensor(array), ...: answered by numpy's handler, or the torch
+        call it is where the handler leaves it (frontend/numpy_calls.py)."""
+        out = handler(self, func, args, kwargs)
+        return HandedOn(func, args, kwargs, *_resolve_plain(func)) if out is UNHANDLED else out
+
     def _trace_through(self, body: Callable, args: tuple, kwargs: dict):
         """A torch function written in Python that handed itself whole to the mode
         (ops/composites.py): its body, with the ops inside traced at the user's line.
@@ -715,8 +721,21 @@ _TRAINING_CALLS = frozenset({"grad-get", "grad-set", "backward", "function-apply
 _KIND_HANDLERS = {"composite": _Tracer._trace_through}
 
 
+class HandedOn(NamedTuple):
+    """A call a first handler leaves to the tracer, as the call it means."""
+
+    func: Callable
+    args: tuple
+    kwargs: dict
+    kind: str
+    adapter: Callable | None
+
+
+# Kinds of call met before any other is looked at: (tracer, adapter, func, args, kwargs),
+# answering the call or handing it on (HandedOn).
+_FIRST_HANDLERS = {"rewrite": _Tracer._rewritten, "numpy": _Tracer._numpy_call}
 # numpy met by torch calls: x.numpy(), torch.tensor(a), ... (frontend/numpy_calls.py).
-_resolved.update({func: ("handler", handler) for func, handler in HANDLERS.items()})
+_resolved.update({func: ("numpy", handler) for func, handler in HANDLERS.items()})
 
 
 def _resolve_plain(func) -> tuple[str, Callable | None]:

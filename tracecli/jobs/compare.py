@@ -17,7 +17,7 @@ from tracecli.core.printing import format_constant
 from tracecli.core.pytree import TreeSpec, same_structure, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
-from tracecli.frontend.state import MISSING
+from tracecli.frontend.places import MISSING
 from tracecli.frontend.tracer import TracedProgram
 from tracecli.jobs.steps import EagerSteps, grads_set, trains
 from tracecli.ops import prims
