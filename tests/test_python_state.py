@@ -636,3 +636,45 @@ def test_the_programs_class_attributes_are_state_too(cli, tmp_path):
     assert result.stdout.splitlines()[0] == _python_output(path)[0]
     assert 'ltorch.store_attr(Block, "shared", t' in result.stdout
     assert 'ltorch.store_attr(Block, "calls", 1)' in result.stdout
+
+
+LOGGED_STEP = """
+    import dataclasses
+
+    import torch
+    from torch import nn
+
+
+    @dataclasses.dataclass
+    class Stats:
+        losses: list
+
+
+    def train_step(model, opt, x, y, stats):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        stats.losses.append(loss.detach())
+        return loss.detach()
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        model = nn.Linear(16, 3)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        stats = Stats([])
+        for _ in range(3):
+            train_step(model, opt, torch.randn(4, 16), torch.randint(0, 3, (4,)), stats)
+        print([round(float(loss), 4) for loss in stats.losses])
+"""
+
+
+def test_a_training_step_appending_to_a_container_it_is_given(cli, tmp_path):
+    # The check reads the call's inputs before the call: the loss it appends would be one
+    # more input afterwards, and every gradient was compared with the wrong one.
+    path = write(tmp_path, "logged_step.py", LOGGED_STEP)
+    result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["match"] is True
+    assert result.stderr.splitlines()[0] == _python_output(path)[0]

@@ -415,12 +415,15 @@ def check_against_eager(
     # A training step runs its backward with autograd on; anything else runs without.
     training = trains(program.trace)
     grad_mode = (lambda: EagerSteps(state)) if training else torch.no_grad
+    # The objects the call gets, taken before it runs: what it appends to a list it is
+    # given would be one more input afterwards.
+    call_inputs = program.inputs_for(args, kwargs)
     with grad_mode():
         expected = eager(*args, **kwargs)
-        eager_inputs = program.inputs_for(args, kwargs)[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
+        eager_inputs = call_inputs[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
         # Autograd keeps a .grad on leaves only (asking a computed tensor for one warns).
         eager_grads = [_clone(t.grad) if isinstance(t, torch.Tensor) and t.is_leaf else None
-                       for t in program.inputs_for(args, kwargs)] if training else []
+                       for t in call_inputs] if training else []
         # An output that is a view of the state (`return w.detach()` after opt.step())
         # must keep the values eager gave it once the state is put back.
         expected = _apart_from(expected, state)
