@@ -187,7 +187,14 @@ def test_data_dependent_control_flow(cli, tmp_path):
                 return x
             return -x
     """)
-    assert_user_error(cli("trace", script, "-i", "f32[3]"), "branchy.py:4:", "data-dependent", "if x.sum() > 0:")
+    # One trace or an error: the branch on a value is refused at its line.
+    assert_user_error(cli("trace", script, "-i", "f32[3]", "--fullgraph"), "branchy.py:4:", "data-dependent",
+                      "if x.sum() > 0:")
+    # By default the trace is cut there: the sum, then the side the value picked.
+    cut = cli("run", script, "-i", "f32[3]", "--depth", "0", "--color", "never")
+    assert cut.exit_code == 0, cut.output
+    assert "segment 2 of 2 · cut at branchy.py:4:  if x.sum() > 0:  (bool() of a tensor: a branch on its value)" \
+        in cut.stdout
 
 
 def test_no_inputs_says_how_to_give_them(cli, tmp_path):

@@ -51,26 +51,28 @@ def _main(
 
 def build_job(target, device, inputs, seed, fmt: opt.Format, steps, verify: bool, *, execute: bool,
               executor: str = "torch", script_args: list[str] | None = None, repeat: int = 0,
-              dynamic: bool = False, sizes: list[str] | None = None, grad: bool = False) -> JobResult:
+              dynamic: bool = False, sizes: list[str] | None = None, grad: bool = False,
+              fullgraph: bool = True) -> JobResult:
     with opt.script_output(fmt):
         return trace_script(
             target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=execute, steps=steps,
             check=verify, executor=executor, script_args=script_args, repeat=repeat, dynamic=dynamic, sizes=sizes,
-            grad=grad,
+            grad=grad, fullgraph=fullgraph,
         )
 
 
 def _command(command: str, target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
              executor: str = "torch", script_args: list[str] | None = None, repeat: int = 0,
              all_traces: bool = False, dynamic: bool = False, sizes: list[str] | None = None,
-             executor_files: list[str] | None = None, grad: bool = False, show: opt.Show = opt.Show.all):
+             executor_files: list[str] | None = None, grad: bool = False, show: opt.Show = opt.Show.all,
+             fullgraph: bool = True):
     def work():
         opt.load_executors(executor_files)
         levels = opt.parse_depth(depth)
         steps = opt.pipeline_steps(passes, pass_files)
         job = build_job(target, device, inputs, seed, fmt, steps, not no_verify, execute=command == "run",
                         executor=executor, script_args=script_args, repeat=repeat, dynamic=dynamic, sizes=sizes,
-                        grad=grad)
+                        grad=grad, fullgraph=fullgraph)
         opt.check_show(show, grad, job)
         return job, levels
 
@@ -89,7 +91,7 @@ def run(
     debug: opt.Debug = False, executor: opt.Executor = "torch", executor_files: opt.ExecutorFiles = None,
     no_timing: opt.NoTiming = False, repeat: opt.Repeat = DEFAULT_REPEAT, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
     sizes: opt.Sizes = None, grad: opt.Grad = False, show: opt.ShowOpt = opt.Show.all, jobs: Jobs = None,
-    junit: Junit = None,
+    junit: Junit = None, fullgraph: opt.Fullgraph = False,
 ) -> None:
     """Trace the entry, run the passes, execute the result and compare it with eager PyTorch (exit 1 on mismatch).
     Several scripts run each in its own process, then a summary; the exit code is the worst."""
@@ -97,7 +99,7 @@ def run(
     def one(target: str, script_args: list[str]) -> None:
         _command("run", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
                  executor, script_args, repeat=0 if no_timing else repeat, all_traces=all_traces, dynamic=dynamic,
-                 sizes=sizes, executor_files=executor_files, grad=grad, show=show)
+                 sizes=sizes, executor_files=executor_files, grad=grad, show=show, fullgraph=fullgraph)
 
     for_each_script(context, "run", targets, jobs, junit, color, fmt, debug, one)
 
@@ -109,10 +111,12 @@ def trace(
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
     debug: opt.Debug = False, all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False,
     sizes: opt.Sizes = None, grad: opt.Grad = False, show: opt.ShowOpt = opt.Show.all,
+    fullgraph: opt.Fullgraph = False,
 ) -> None:
-    """Print the trace of the entry (after the passes) without executing it; any device works."""
+    """Print the trace of the entry (after the passes); it runs only the segments a read of a value cuts it into."""
     _command("trace", target, device, inputs, passes, pass_files, no_verify, depth, fmt, color, seed, debug,
-             script_args=script_args, all_traces=all_traces, dynamic=dynamic, sizes=sizes, grad=grad, show=show)
+             script_args=script_args, all_traces=all_traces, dynamic=dynamic, sizes=sizes, grad=grad, show=show,
+             fullgraph=fullgraph)
 
 
 @app.command()

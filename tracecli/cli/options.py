@@ -83,6 +83,11 @@ AllTraces = Annotated[
 NoTiming = Annotated[
     bool, typer.Option("--no-timing", help="Skip timing eager and compiled calls (the script's code then runs once more, not N+1 times)."),
 ]
+Fullgraph = Annotated[
+    bool, typer.Option("--fullgraph", help="One trace or an error: a read of a tensor's value in the entry (loss.item(), "
+                                          "a branch on a tensor) is refused at its line (exit 2) instead of cutting "
+                                          "the trace into segments there."),
+]
 Grad = Annotated[
     bool, typer.Option("--grad", help="Also the backward of the outputs for every input and parameter that requires "
                                      "grad (cotangents of ones): printed after the forward, and run checks it "

@@ -165,6 +165,14 @@ def reached(bsyms, leaves: list[TensorValue], stop: frozenset[str] = frozenset()
     return needs
 
 
+def flattened(bsyms, leaves: list[TensorValue], stop: frozenset[str] = frozenset()) -> list[BoundSymbol]:
+    """The bound symbols as a backward of `leaves` would differentiate them: each op on
+    the gradient's path that has no rule replaced by its decomposition."""
+    out: list[BoundSymbol] = []
+    _flatten(bsyms, {v.name for v in leaves}, None, out, stop)
+    return out
+
+
 def differentiate(bsyms, outputs: list[TensorValue], seeds: list[TensorValue | None], leaves: list[TensorValue],
                   registry: NameRegistry, *, stop: frozenset[str] = frozenset(), leaf_names: dict[str, str] | None = None,
                   seed_names: list[str] | None = None) -> Differentiated:

@@ -38,6 +38,7 @@ from tracecli.frontend.numpy_layer import (
     numpy_name,
     refusal,
 )
+from tracecli.frontend.segments import VALUE_READERS
 
 # Reads of an array's values, and what to do instead.
 _BRANCH_ADVICE = ("a data-dependent branch: compute both sides and pick with np.where, or move the branch out of "
@@ -188,8 +189,13 @@ def _wrapped_in_tensor(result):
 # -- the array -----------------------------------------------------------------------------
 
 
-def _refuse_read(what: str, advice: str = _READ_ADVICE) -> Callable:
+def _refuse_read(what: str, advice: str = _READ_ADVICE, as_tensor: Callable | None = None) -> Callable:
+    """A read of the array's values: refused, or while the call is traced in segments, the
+    same read of its tensor (`as_tensor`), which cuts the trace there and gets the value."""
+
     def read(self, *args, **kwargs):
+        if as_tensor is not None and VALUE_READERS:
+            return as_tensor(self.tensor, *args, **kwargs)
         raise refusal(f"{what} of a numpy array made from traced tensors needs its values, which tracing does "
                       f"not have ({advice})")
 
@@ -363,20 +369,20 @@ class TracedArray:
             return repr(self)
         return _refuse_read("formatting")(self)
 
-    __bool__ = _refuse_read("bool()", _BRANCH_ADVICE)
-    __int__ = _refuse_read("int()")
-    __float__ = _refuse_read("float()")
-    __complex__ = _refuse_read("complex()")
-    __index__ = _refuse_read("using as an index")
+    __bool__ = _refuse_read("bool()", _BRANCH_ADVICE, torch.Tensor.__bool__)
+    __int__ = _refuse_read("int()", as_tensor=torch.Tensor.__int__)
+    __float__ = _refuse_read("float()", as_tensor=torch.Tensor.__float__)
+    __complex__ = _refuse_read("complex()", as_tensor=torch.Tensor.__complex__)
+    __index__ = _refuse_read("using as an index", as_tensor=torch.Tensor.__index__)
     __contains__ = _refuse_read("`in`")
     __array__ = _refuse_read("converting it with np.asarray outside numpy's module functions (or another library "
                              "reading it)", "numpy's functions called as np.<name>, and the array's methods, are "
                                             "traced; a library that reads arrays runs outside the traced function")
-    item = _refuse_read("ndarray.item()")
+    item = _refuse_read("ndarray.item()", as_tensor=torch.Tensor.item)
     resize = _refusing("ndarray.resize() changes an array's shape in place, which tracing does not follow (eager "
                        "refuses it for an array sharing a tensor's memory): use np.resize(a, shape) or "
                        "a.reshape(shape)")
-    tolist = _refuse_read("ndarray.tolist()")
+    tolist = _refuse_read("ndarray.tolist()", as_tensor=torch.Tensor.tolist)
     tobytes = _refuse_read("ndarray.tobytes()")
     tofile = _refuse_read("ndarray.tofile()")
     __reduce__ = _refuse_read("pickling")

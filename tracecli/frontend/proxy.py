@@ -12,6 +12,7 @@ import torch
 
 from tracecli.core.values import TensorValue
 from tracecli.frontend.numpy_arrays import tensor_array_function
+from tracecli.frontend.segments import VALUE_READERS
 from tracecli.ops.torch_bridge import TO_TORCH
 
 
@@ -56,5 +57,9 @@ class TensorProxy(torch.Tensor):
         return tensor_array_function(func, args, kwargs)
 
     def __repr__(self) -> str:  # noqa: D105 - shown if user code prints a traced tensor
+        if VALUE_READERS:
+            # A call traced in segments: printing reads the value (frontend/segments.py).
+            return VALUE_READERS[-1](self)
         v = self.value
         return f"TensorProxy({v.name}: {v.device} {v.dtype.short}{list(v.shape)})"
+

@@ -64,6 +64,7 @@ from tracecli.frontend.places import StateWrite, Written, hidden_traced, store_c
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
+from tracecli.frontend.segments import BREAKING_READS, VALUE_READERS, Runner, Segmenting, break_at_read
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
 from tracecli.frontend.state import StateWatch, watch_entry
 from tracecli.frontend.symbolic import (
@@ -120,10 +121,16 @@ class TracedProgram:
     # The arguments those places are reached through, by parameter: a call given another
     # object there writes elsewhere.
     written_through: dict = field(default_factory=dict)
+    # Traced in segments (frontend/segments.py): each piece with the break before it, and
+    # what the call returned, run (None while it was being traced, which runs nothing).
+    segments: tuple = ()
+    result: object = None
 
     def writes_same_places(self, args: tuple, kwargs: dict) -> bool:
         """Whether a call with these arguments finds the places the trace writes as the
-        traced call did."""
+        traced call did. (A program traced in segments is traced again on every call.)"""
+        if len(self.segments) > 1:
+            return True
         if self.written_through:
             given = bind_entry(self.fn, args, kwargs).arguments
             if any(given.get(name) is not obj for name, obj in self.written_through.items()):
@@ -208,6 +215,7 @@ class _Tracer:
         self.root = None  # the frame that calls the traced function: where user code starts
         self.state: StateWatch | None = None  # the Python state the call can reach, as it found it
         self.input_of: dict[int, NumberValue] = {}  # id(an argument that is no tensor) -> its input
+        self.segmenting: Segmenting | None = None  # cutting the trace where Python reads a value
 
     # -- proxies and values ----------------------------------------------------
 
@@ -307,6 +315,8 @@ class _Tracer:
         elif home is not None:
             self.homes.append((tensor, home))
         value = self.placement.value(name, tensor)
+        if self.segmenting is not None:
+            self.segmenting.hold(value, tensor)
         self.lifted.append((value, tensor))
         self.stand_for(tensor, value)
         self.training.input(value, tensor)
@@ -393,6 +403,24 @@ class _Tracer:
             # A captured tensor written in place (a global counter): later reads of it
             # see the new value, and the compiled trace writes the real one as eager does.
             self.stand_for(real, new)
+
+    def printed(self, proxy: TensorProxy) -> str:
+        """`print(x)` of a traced tensor while segmenting: its value, read as a break."""
+        func = torch.Tensor.__repr__
+        if not self._may_cut(func, (proxy,), depth=2):
+            v = proxy.value
+            return f"TensorProxy({v.name}: {v.device} {v.dtype.short}{list(v.shape)})"
+        frame = user_frame(sys._getframe(1))
+        return break_at_read(self, func, (proxy,), {}, location_of(frame) if frame is not None else None)
+
+    def _may_cut(self, func, args: tuple, depth: int = 3) -> bool:
+        """Whether a read of a value cuts the trace here: segmenting, the program's own
+        read of a traced tensor, and nothing traced in between (a decomposition, a custom
+        Function's backward traced while its forward runs) or below (library code, which
+        reads only where its caller could not)."""
+        return (self.segmenting is not None and getattr(func, "__name__", "") in BREAKING_READS
+                and type(args[0]) is TensorProxy and len(self.recorder.scopes) == 1 and not self.in_torch_call
+                and not self.recorder.internal_grad_mode and _library_reader(sys._getframe(depth)) is None)
 
     def store_state(self, writes: list[StateWrite]) -> None:
         """Each slot of Python state the call set to a traced value, stored again by the
@@ -538,6 +566,9 @@ class _Tracer:
         handler = _KIND_HANDLERS.get(kind)
         if handler is not None:
             return handler(self, adapter, args, kwargs)
+        if kind == "data" and self._may_cut(func, args):
+            frame = user_frame(sys._getframe(2))
+            return break_at_read(self, func, args, kwargs, location_of(frame) if frame is not None else None)
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)
@@ -949,10 +980,13 @@ def _error_at_user_line(message: str) -> TracingError:
 def trace_callable(
     fn: Callable, args: tuple = (), kwargs: dict | None = None, *, device: str | None = None,
     info: TraceInfo | None = None, name: str | None = None, dims: DimPolicy | None = None,
+    segments: Runner | None = None,
 ) -> TracedProgram:
     """Trace `fn(*args, **kwargs)`. With `device`, tensor inputs are traced as if they
     lived there (the device need not exist here). With `dims`, the dims it names are
-    symbols: one trace for every size its guards accept."""
+    symbols: one trace for every size its guards accept. With `segments`, a read of a
+    tensor's value cuts the trace there, and `segments` runs each piece (frontend/segments.py);
+    without, such a read is refused at its line."""
     kwargs = kwargs or {}
     if torch.get_default_dtype() is not torch.float32:
         raise error_at_definition(fn, DEFAULT_DTYPE_REFUSAL.format(torch.get_default_dtype()))
@@ -968,6 +1002,12 @@ def trace_callable(
         input_values = symbolic_inputs(dims, env, registry, input_values)
     scopes = ModuleScopes(fn if isinstance(fn, torch.nn.Module) else None)
     tracer = _Tracer(registry, placement, scopes, env)
+    # The printed function is Python: `<lambda>` becomes `_lambda_`.
+    trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
+    if segments is not None:
+        tracer.segmenting = Segmenting(segments, trace_name)
+        for value, obj in zip(input_values, input_objs, strict=True):
+            tracer.segmenting.hold(value, obj)
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())
@@ -996,6 +1036,8 @@ def trace_callable(
                 by_id[id(tensor)] = value
                 input_values.append(value)
                 input_objs.append(tensor)
+                if tracer.segmenting is not None:
+                    tracer.segmenting.hold(value, tensor)
                 tracer.stand_for(tensor, value)
                 tracer.training.input(value, tensor)
             module_state.append((owner_dict, key, tensor, tracer.proxy(value)))
@@ -1008,6 +1050,8 @@ def trace_callable(
                        if isinstance(value, NumberValue)}
     writes: list[StateWrite] = []
     push_handler(tracer.on_symbol_call)
+    if tracer.segmenting is not None:
+        VALUE_READERS.append(tracer.printed)
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
@@ -1053,6 +1097,8 @@ def trace_callable(
         hints = tracer.hints.finish()
     finally:
         pop_handler()
+        if tracer.segmenting is not None:
+            VALUE_READERS.pop()
         watch.rollback(writes)
         for owner_dict, key, tensor, proxy in module_state:
             # A slot the entry set anew, to something with no traced tensor in it, stays as it set it.
@@ -1065,8 +1111,6 @@ def trace_callable(
     n_lifted = len(tracer.lifted)
     captured = tuple(value.name for value, _ in tracer.lifted)
     bsyms = returning_what_is_read(tuple(_with_hints(b, hints) for b in tracer.recorder.bsyms), output)
-    # The printed function is Python: `<lambda>` becomes `_lambda_`.
-    trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     trace = Trace(
         name=trace_name,
         inputs=tuple(input_values), bsyms=bsyms, output=output,
@@ -1076,12 +1120,17 @@ def trace_callable(
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     given = bind_entry(fn, args, kwargs).arguments
+    cut, result = (), None
+    if tracer.segmenting is not None:
+        cut = tuple(tracer.segmenting.segments(trace.bsyms, trace.output, trace.info))
+        result = tracer.segmenting.finish(cut[-1])
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
                          tracer.rereads, tracer.training.settings, tracer.training.first_step,
                          state_params=tracer.state_params,
                          writes=[Written.of(w) for w in writes],
                          written_through={w.place.argument: given[w.place.argument] for w in writes
-                                          if w.place.argument is not None and id(w.place.owner) not in tracer.input_of})
+                                          if w.place.argument is not None and id(w.place.owner) not in tracer.input_of},
+                         segments=cut, result=result)
 
 
 def tensor_kind(tensor: object) -> tuple | None:

@@ -41,7 +41,7 @@ from tracecli.core.pytree import tree_leaves
 from tracecli.core.regions import BACKWARD, outside_arguments, region_symbol
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.values import TensorValue
-from tracecli.frontend.autodiff import GradError, differentiate
+from tracecli.frontend.autodiff import GradError, differentiate, flattened
 from tracecli.frontend.custom_functions import keep_whole, run_forward
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.source import location_of, user_frame
@@ -108,6 +108,23 @@ class Training:
     def requires_grad(self, value: TensorValue) -> bool:
         """Whether autograd would have `value` require grad (x.numpy() refuses such a tensor)."""
         return value.name in self._requiring_grad()
+
+    def may_differentiate(self) -> bool:
+        """Whether a backward may still come: autograd is on and a leaf requires grad.
+        Then every value made so far is one a backward may read."""
+        return torch.is_grad_enabled() and bool(self.requires)
+
+    def expose_for_backward(self) -> None:
+        """Before the trace is cut where a backward may still come: the ops on the
+        gradient's path that have no rule are recorded as their decomposition, as that
+        backward would have them, so the values it reads inside them exist when the
+        segment runs. (An op whose gradient is refused stays: its backward is refused.)"""
+        recorder = self.tracer.recorder
+        leaves = [self.now[leaf] for leaf in self.requires]
+        try:
+            recorder.bsyms[:] = flattened(list(recorder.bsyms), leaves, stop=frozenset(self.no_grad))
+        except GradError:
+            return
 
     # -- the user's calls ----------------------------------------------------------------
 
@@ -224,6 +241,12 @@ class Training:
                 seed_names=[name or output.name for name, output in zip(names, outputs, strict=True)])
         except GradError as exc:
             raise TrainingError(f"{call}: {exc}") from exc
+        done = self.tracer.segmenting.start if self.tracer.segmenting is not None else 0
+        if any(a is not b for a, b in zip(recorder.bsyms[:done], made.forward[:done], strict=False)):
+            # What an earlier segment ran has already run: the backward may not change it.
+            raise TrainingError(f"{call} after the trace was cut where Python read a value would change what ran "
+                                "before that read (a value it overwrites is kept for the backward); read the value "
+                                "after the backward, or run with --fullgraph to see the read refused")
         recorder.bsyms[:] = made.forward
         source = location_of(frame) if frame is not None else None
         defined_at = {v.name: i for i, b in enumerate(made.forward) for v in b.output_values()}

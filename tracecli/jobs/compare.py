@@ -114,12 +114,12 @@ def compare_outputs(names: list[str], eager, compiled, working: list | None = No
             continue  # an absent field of a model output: nothing to compare
         name = names[i] if i < len(names) else f"out{i}"
         values = not (unspecified and i < len(unspecified) and unspecified[i])
-        checks.append(_compare_one(name, e, a, working[i] if working and i < len(working) else None, values, fused,
+        checks.append(compare_one(name, e, a, working[i] if working and i < len(working) else None, values, fused,
                                    gradients))
     return checks
 
 
-def _compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True,
+def compare_one(name: str, e, a, working: torch.dtype | None = None, values: bool = True,
                  fused: bool = False, gradients: bool = False) -> OutputCheck:
     if isinstance(e, _NUMPY) or isinstance(a, _NUMPY):
         # A numpy array or scalar: of eager's very type, then compared as the tensors of its values.
@@ -186,7 +186,7 @@ def _same_object(e: object, a: object) -> bool:
         return same_class and vars(e).keys() == vars(a).keys() and all(
             _same_object(v, vars(a)[k]) for k, v in vars(e).items())
     if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
-        return isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and _compare_one("", e, a).match
+        return isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and compare_one("", e, a).match
     try:
         return type(e) is type(a) and bool(e == a)
     except Exception:  # an equality that does not answer with a bool
@@ -206,7 +206,7 @@ def compare_update(name: str, before, e, a, fused: bool = False, working: torch.
     a batch norm, whose gradient is zero but for rounding), the whole update is rounding's
     and any difference is. `working`: the least precise dtype
     the update was computed in (bfloat16 under autocast), whose tolerance then holds."""
-    check = _compare_one(name, e, a, working, fused=fused)
+    check = compare_one(name, e, a, working, fused=fused)
     if check.match or check.max_abs_error is None or not e.is_floating_point():
         return check
     rtol = max(GRADIENT_TOLERANCES.get(dtype, (1e-3, 1e-4))[0] for dtype in (e.dtype, working or e.dtype))
@@ -330,7 +330,7 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _clone(obj, requires_grad: bool = True):
+def cloned(obj, requires_grad: bool = True):
     """A copy of each tensor: a leaf of its own, requiring grad as the original did
     (unless `requires_grad` is False)."""
     def copy(leaf):
@@ -342,7 +342,7 @@ def _clone(obj, requires_grad: bool = True):
     return tree_map(copy, obj)
 
 
-def _apart_from(obj, state: list):
+def apart_from(obj, state: list):
     """`obj` with each tensor that shares memory with one of `state` copied."""
     if not state:
         return obj
@@ -403,7 +403,7 @@ def check_against_eager(
     `inputs`: the compiled trace's arguments for this call, when it is not the call the
     trace was made from (a symbolic trace serving new sizes)."""
     state = program.state
-    saved = [_clone(t) for t in state]
+    saved = [cloned(t) for t in state]
     # The Python state the entry writes: each run starts from it as the call found it.
     places = [written.place for written in program.writes]
     # Compared: what holds tensors the trace computed (a flag or a count is what the
@@ -411,7 +411,7 @@ def check_against_eager(
     compared = [written.traced and written.place.argument is None for written in program.writes]
     found = [place.read() for place in places]
     torch.manual_seed(seed)
-    args, kwargs = _clone(eager_args), _clone(eager_kwargs)
+    args, kwargs = cloned(eager_args), cloned(eager_kwargs)
     # A training step runs its backward with autograd on; anything else runs without.
     training = trains(program.trace)
     grad_mode = (lambda: EagerSteps(state)) if training else torch.no_grad
@@ -420,20 +420,20 @@ def check_against_eager(
     call_inputs = program.inputs_for(args, kwargs)
     with grad_mode():
         expected = eager(*args, **kwargs)
-        eager_inputs = call_inputs[: len(program.inputs) - len(state)] + [_clone(t) for t in state]
+        eager_inputs = call_inputs[: len(program.inputs) - len(state)] + [cloned(t) for t in state]
         # Autograd keeps a .grad on leaves only (asking a computed tensor for one warns).
-        eager_grads = [_clone(t.grad) if isinstance(t, torch.Tensor) and t.is_leaf else None
+        eager_grads = [cloned(t.grad) if isinstance(t, torch.Tensor) and t.is_leaf else None
                        for t in call_inputs] if training else []
         # An output that is a view of the state (`return w.detach()` after opt.step())
         # must keep the values eager gave it once the state is put back.
-        expected = _apart_from(expected, state)
-        eager_kept = [_apart_from(place.read(), state) for place in places]
-    _restore(state, saved)
-    _put_back(places, found)
+        expected = apart_from(expected, state)
+        eager_kept = [apart_from(place.read(), state) for place in places]
+    restore_tensors(state, saved)
+    put_back(places, found)
     torch.manual_seed(seed)
     # The trace runs its backward itself: its inputs need no autograd of their own.
-    compiled_inputs = _clone(program.inputs if inputs is None else inputs, requires_grad=False)
-    before = _clone(compiled_inputs) if training else None
+    compiled_inputs = cloned(program.inputs if inputs is None else inputs, requires_grad=False)
+    before = cloned(compiled_inputs) if training else None
     with torch.no_grad():
         _sync(device)
         start = time.perf_counter()
@@ -441,7 +441,7 @@ def check_against_eager(
         _sync(device)
         first_call_ms = (time.perf_counter() - start) * 1e3
     kept = [place.read() for place in places]
-    _put_back(places, found)
+    put_back(places, found)
     names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
     empty = unspecified_values(trace)
     fused = getattr(compiled, "__tracecli_fused__", False)
@@ -468,15 +468,15 @@ def check_against_eager(
                 report.written.append(compare_update(value.name, before[i], eager_inputs[i], compiled_inputs[i], fused,
                                                      working, left))
             else:
-                report.written.append(_compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
+                report.written.append(compare_one(value.name, eager_inputs[i], compiled_inputs[i], values=values,
                                                    fused=fused))
     for place, eager_value, value, checked in zip(places, eager_kept, kept, compared, strict=True):
         # (What each run wrote through an argument went into its own copy of it.)
         if checked:
-            report.state.extend(_compare_kept(place.path, eager_value, value, fused))
+            report.state.extend(compare_kept(place.path, eager_value, value, fused))
     workings = working_dtypes(trace, list(grads.values()))
     for (i, _), working in zip(grads.items(), workings, strict=True):
-        report.gradients.append(_compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad,
+        report.gradients.append(compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], compiled_inputs[i].grad,
                                               working))
     if repeat:
         # The script's own output was shown once, by the eager run above; the timed runs
@@ -485,12 +485,12 @@ def check_against_eager(
             times = time_calls({"eager": lambda: eager(*args, **kwargs),
                                 "compiled": lambda: compiled(*compiled_inputs)}, device, repeat)
         report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
-        _restore(state, saved)
-        _put_back(places, found)
+        restore_tensors(state, saved)
+        put_back(places, found)
     return report
 
 
-def _compare_kept(path: str, eager, compiled, fused: bool) -> list[OutputCheck]:
+def compare_kept(path: str, eager, compiled, fused: bool) -> list[OutputCheck]:
     """What eager and the trace left in one place of Python state: each tensor in it."""
     if (eager is MISSING) != (compiled is MISSING):
         left = "the trace" if eager is MISSING else "eager"
@@ -504,12 +504,12 @@ def _compare_kept(path: str, eager, compiled, fused: bool) -> list[OutputCheck]:
     return checks
 
 
-def _put_back(places: list, values: list) -> None:
+def put_back(places: list, values: list) -> None:
     for place, value in zip(places, values, strict=True):
         place.put(value)
 
 
-def _compare_grad(name: str, eager, compiled, working: torch.dtype | None = None) -> OutputCheck:
+def compare_grad(name: str, eager, compiled, working: torch.dtype | None = None) -> OutputCheck:
     if eager is None or compiled is None:
         left = "eager" if compiled is not None else "the trace"
         if eager is None and compiled is None:
@@ -523,7 +523,7 @@ def _structure(obj: object) -> str:
     return format_constant(tree_map(lambda leaf: _ANY, obj))
 
 
-def _restore(state: list, saved: list) -> None:
+def restore_tensors(state: list, saved: list) -> None:
     with torch.no_grad():
         for tensor, copy in zip(state, saved, strict=True):
             if isinstance(tensor, torch.Tensor):

@@ -44,6 +44,7 @@ from tracecli.jobs.compare import RunReport, check_against_eager, quiet
 from tracecli.jobs.devices import move_state, require_device, runs_here
 from tracecli.jobs.gradients import check_gradients, differentiate
 from tracecli.jobs.guards import Guard, guard_for
+from tracecli.jobs.segments import SegmentRunner, check_segmented, replay
 from tracecli.jobs.size_guards import SizeCheck, size_check
 from tracecli.jobs.steps import trains
 from tracecli.passes.grad import GradTraces
@@ -70,6 +71,9 @@ class TracedCall:
     # and the backward's stages through the passes.
     grad: GradTraces | None = None
     grad_stages: list[Stage] = field(default_factory=list)
+    # Traced in segments (jobs/segments.py): per segment, the break before it (None for the
+    # first) and its stages through the passes.
+    segments: list = field(default_factory=list)
 
     @property
     def final(self) -> Trace:
@@ -150,14 +154,16 @@ def autocast_state() -> tuple:
 
 
 def _trace_entry(script: Script, entry: str, fn: Callable, args: tuple, kwargs: dict, device: str,
-                 stamp: bool, dims: DimPolicy | None = None, found: Guard | None = None) -> TracedProgram:
-    """`found`: the state the call found (`guard_for`), when the caller took it already."""
+                 stamp: bool, dims: DimPolicy | None = None, found: Guard | None = None,
+                 segments: SegmentRunner | None = None) -> TracedProgram:
+    """`found`: the state the call found (`guard_for`), when the caller took it already.
+    `segments`: where Python reads a value, the trace is cut and the piece run by it."""
     info = TraceInfo(script=script.display, entry=entry, device=device)
     found = guard_for(fn, args, kwargs) if found is None else found
     try:
         with quiet():  # the script's prints appear once, from its eager run
             program = trace_callable(fn, args, kwargs, device=device if stamp else None, info=info, name=entry,
-                                     dims=dims)
+                                     dims=dims, segments=segments)
     except UserError:
         raise
     except Exception as exc:
@@ -207,6 +213,18 @@ def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kw
         raise exception_at_user_line(exc, script.module.__file__, prefix="eager execution failed: ") from exc
 
 
+class _ServesAll:
+    """The guard of a program traced in segments: each call is traced again as it runs."""
+
+    @staticmethod
+    def holds() -> bool:
+        return True
+
+
+_SERVES_ALL = _ServesAll()
+_SEGMENTED = object()  # in place of a compiled trace: the call is served in segments
+
+
 def _recheck_due(reuse: int) -> bool:
     """Whether the `reuse`-th later call a trace serves (1, 2, ...) is compared with eager
     too: the first four, then the 8th, 16th, 32nd, ...: a long loop costs a few."""
@@ -221,11 +239,13 @@ def trace_script(
     target: str, *, device: str = "cpu", input_specs: list[str] | None = None, seed: int = 0,
     execute: bool = True, steps: list[Step] | None = None, check: bool = True, executor: str = "torch",
     script_args: list[str] | None = None, repeat: int = DEFAULT_REPEAT, dynamic: bool = False, sizes: list[str] | None = None,
-    grad: bool = False,
+    grad: bool = False, fullgraph: bool = True,
 ) -> JobResult:
     """`dynamic`: every dim of every tensor argument is a symbol; `sizes` (`n=5,m=7`):
     one more call at those sizes each, served by a trace whose guards hold if there is one.
-    `grad`: also the backward of the outputs for every input that requires grad."""
+    `grad`: also the backward of the outputs for every input that requires grad.
+    `fullgraph`: a read of a tensor's value is refused at its line; without, the trace is
+    cut there and the call runs in segments (jobs/segments.py)."""
     device = check_device(device)
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r} (known: {', '.join(sorted(EXECUTORS))}; "
@@ -237,7 +257,8 @@ def trace_script(
     with script_argv(path, script_args or []):
         return _trace_script(path, entry_name, device=device, input_specs=input_specs, seed=seed,
                              execute=execute, steps=steps, check=check, executor=executor, repeat=repeat,
-                             dynamic=dynamic, size_calls=parse_sizes(sizes or []), grad=grad)
+                             dynamic=dynamic, size_calls=parse_sizes(sizes or []), grad=grad,
+                             fullgraph=fullgraph)
 
 
 def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[dict[str, int]]) -> DimPolicy | None:
@@ -260,7 +281,8 @@ def _dim_policy(input_specs: list[str] | None, dynamic: bool, size_calls: list[d
 
 def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs: list[str] | None, seed: int,
                   execute: bool, steps: list[Step] | None, check: bool, executor: str, repeat: int,
-                  dynamic: bool = False, size_calls: list[dict[str, int]] | None = None, grad: bool = False) -> JobResult:
+                  dynamic: bool = False, size_calls: list[dict[str, int]] | None = None, grad: bool = False,
+                  fullgraph: bool = True) -> JobResult:
     size_calls = size_calls or []
     policy = _dim_policy(input_specs, dynamic, size_calls)
     script = load_script(path)
@@ -280,7 +302,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     if main_mode:
         _run_through_main(script, entry, fn, result, device=device, seed=seed, execute=execute, repeat=repeat,
                           stamp=not available, steps=steps or [], check=check, executor=executor, dims=policy,
-                          grad=grad)
+                          grad=grad, fullgraph=fullgraph)
         return result
     if policy is not None:
         _run_sizes(script, entry, fn, result, policy, input_specs, size_calls, device=device, seed=seed,
@@ -288,7 +310,13 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
                    executor=executor)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
-    program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available)
+    # Segments run where the trace is cut: on a device this machine has.
+    runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
+    program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available, segments=runner)
+    if len(program.segments) > 1:
+        result.calls.append(_segmented(script, entry, program, runner, fn, args, kwargs, device=device, seed=seed,
+                                       execute=execute, repeat=repeat, grad=grad))
+        return result
     call = TracedCall(program, run_pipeline(program.trace, steps or [], check=check))
     if grad:
         _differentiate(call, entry, steps or [], check)
@@ -298,6 +326,36 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
         _check_gradients(call, script, fn, args, kwargs, seed, device, executor)
     result.calls.append(call)
     return result
+
+
+def _segmented(script: Script, entry: str, program: TracedProgram, runner: SegmentRunner, fn, args: tuple,
+               kwargs: dict, *, device: str, seed: int, execute: bool, repeat: int, grad: bool,
+               eager: Callable | None = None) -> TracedCall:
+    """A call whose trace was cut where Python read a value: its segments through the
+    passes, and with `execute`, served by them and compared with eager."""
+    if grad:
+        cut = program.segments[1].after
+        where = f" at {cut.source.file}:{cut.source.line}" if cut.source is not None else ""
+        raise UserError(f"--grad differentiates what one trace returns, and {entry} is traced in segments (Python "
+                        f"reads a value{where}: {cut.reason}); run it without --grad, or with --fullgraph to see the "
+                        "read refused")
+    call = TracedCall(program, [Stage("initial", program.trace)], segments=runner.traced(program.segments))
+    if execute:
+        try:
+            call.report = check_segmented(program, runner, fn, args, kwargs, seed=seed, device=device, repeat=repeat,
+                                          options=_replay_options(entry, program), eager=eager)
+        except UserError:
+            raise
+        except ProxyEscapedError as exc:
+            raise escaped_state(exc, [program.trace]) from exc
+        except Exception as exc:
+            raise exception_at_user_line(exc, script.module.__file__, prefix="eager execution failed: ") from exc
+    return call
+
+
+def _replay_options(entry: str, program: TracedProgram) -> dict:
+    """How a call of a program traced in segments is traced again when served."""
+    return {"name": entry, "info": program.trace.info}
 
 
 def _sample_grads(script: Script, device: str) -> list | None:
@@ -453,7 +511,7 @@ def _check_gradients(call: TracedCall, script: Script, fn, args: tuple, kwargs: 
 
 def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, device: str, seed: int,
                       execute: bool, repeat: int, stamp: bool, steps: list[Step], check: bool, executor: str,
-                      dims: DimPolicy | None = None, grad: bool = False) -> None:
+                      dims: DimPolicy | None = None, grad: bool = False, fullgraph: bool = True) -> None:
     # Per signature, the traces made for it so far, each with what it took for granted
     # (and with symbolic sizes, the size check a call must pass).
     compiled_by_signature: dict[tuple, list[tuple[Guard, SizeCheck | None, Callable, TracedProgram, TracedCall]]] = {}
@@ -480,8 +538,20 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             # entry runs, since it may change it (`model.train()` at its start).
             found_state = guard_for(target, args, kwargs)
             busy.append(True)
+            runner = None if fullgraph or stamp or dims is not None else SegmentRunner(executor, steps, check, True)
             try:
-                program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims, found_state)
+                program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims, found_state, runner)
+                if len(program.segments) > 1:
+                    # Cut where Python read a value: every call of this signature is traced
+                    # again as it runs, its segments run compiled (jobs/segments.py).
+                    state = torch.get_rng_state()
+                    call = _segmented(script, entry, program, runner, target, args, kwargs, device=device, seed=seed,
+                                      execute=execute, repeat=repeat, grad=grad, eager=run_eagerly)
+                    call.served = []
+                    torch.set_rng_state(state)
+                    result.calls.append(call)
+                    made.append((_SERVES_ALL, None, _SEGMENTED, program, call, runner, []))
+                    return _served_in_segments(program, call, runner, target, run_eagerly, args, kwargs, number)
                 call = TracedCall(program, run_pipeline(program.trace, steps, check=check), served=[])
                 if grad:
                     _differentiate(call, entry, steps, check)
@@ -505,6 +575,8 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                             grad_needs=[(t, t.requires_grad) for t in program.state if isinstance(t, torch.Tensor)])
             made.append((guard, checks, *found))
         compiled, program, call, training, modes_set = found
+        if compiled is _SEGMENTED:
+            return _served_in_segments(program, call, training, target, run_eagerly, args, kwargs, number)
         call.served.append(number)
         if dims is not None:
             reused = call.served[0] != number
@@ -538,6 +610,26 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             with torch.no_grad():  # the trace runs its own backward
                 return compiled(*program.inputs_for(args, kwargs))
         return compiled(*program.inputs_for(args, kwargs))
+
+    def _served_in_segments(program, call, runner, target, run_eagerly, args, kwargs, number):
+        """A call of a program traced in segments: traced again as it runs (the Python
+        between its segments runs for real), and compared with eager too when due."""
+        call.served.append(number)
+        busy.append(True)
+        try:
+            later = len(call.served) - 1
+            if execute and later and _recheck_due(later):
+                state = torch.get_rng_state()
+                with quiet():
+                    call.rechecks[number] = check_segmented(program, runner, target, args, kwargs, seed=seed,
+                                                            device=device, options=_replay_options(entry, program),
+                                                            eager=run_eagerly)
+                torch.set_rng_state(state)
+            if not execute:
+                return run_eagerly(*args, **kwargs)
+            return replay(target, args, kwargs, runner, **_replay_options(entry, program))
+        finally:
+            busy.pop()
 
     if isinstance(fn, type):
         # `SCRIPT:Net`: the calls of every instance of Net the script makes.

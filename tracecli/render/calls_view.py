@@ -15,6 +15,7 @@ from rich.text import Text
 from tracecli.core.printing import format_backward, format_trace
 from tracecli.jobs.runner import JobResult, TracedCall
 from tracecli.render.groups import TraceGroup, call_numbers, group_calls, specialised_arguments, value_list
+from tracecli.render.segments_view import segments_text
 from tracecli.render.text import print_report, print_trace
 
 # Distinct traces printed before the rest is summarised (`--all-traces` prints them all).
@@ -83,6 +84,8 @@ def call_text(call: TracedCall, depth: float, show: str = "all") -> str:
     """A call's trace as printed; with --grad, the forward that saves what the backward
     reads, then the backward; for a training step, the step, then the function each of
     its backward() calls runs (`show`: one of them, or all)."""
+    if call.segments:
+        return segments_text(call.segments, {v.name for v in call.program.trace.inputs}, depth)
     if call.grad is None:
         texts = {"forward": format_trace(call.final, depth), "backward": format_backward(call.final, depth)}
     else:

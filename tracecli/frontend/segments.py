@@ -1,0 +1,236 @@
+"""A call traced in segments: where Python needs a tensor's value, the trace is cut.
+
+When the traced code reads a value (`loss.item()`, `if bool(mask.any()):`, `x.tolist()`),
+tracing cannot go on with a proxy: the trace so far is a segment of its own. It is
+compiled and run there and then (by the runner the caller gives), on real tensors, so
+the read gets the real value, the user's Python goes on with it, and the ops after it are
+the next segment:
+
+    segment 1: the ops up to the read, returning what the Python still holds
+    (Python reads t5.item() -> 0.734, and goes on)
+    segment 2: the ops after it, reading segment 1's values as inputs
+
+A segment's inputs are the values it reads that something before it made (the call's
+inputs, captured tensors, an earlier segment's outputs); its outputs are the values the
+program can still reach when it ends: those the user's objects hold (a proxy referenced
+from anywhere but the tracer itself), and, in a training step, every value, since a
+backward later on reads what the forward made. Names are unique across the segments of
+a call: a value keeps its name from the segment that makes it to those that read it.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+from tracecli.core.symbol import BoundSymbol, SourceLocation
+from tracecli.core.trace import Trace
+from tracecli.core.values import NumberValue, TensorValue, Value
+
+
+@dataclass(frozen=True)
+class Break:
+    """Where and why the trace of a call was cut: the user's line, the reason in a few
+    words, and what Python read there, each as (how it reads, the value's name, what it
+    got): `("{}.item()", "t5", "0.7342")`."""
+
+    source: SourceLocation | None
+    reason: str
+    reads: tuple[tuple[str, str, str], ...] = ()
+
+    def read_texts(self, names: dict[str, str] | None = None) -> list[str]:
+        """`loss.item() = 0.7342`: each read, the value by its name in `names` if there."""
+        names = names or {}
+        return [f"{how.format(names.get(name, name))} = {got}" for how, name, got in self.reads]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a call's trace, and the break that ended the piece before it (None
+    for the first). `reads`: what the Python between it and the next read of values an
+    earlier segment already made (no cut needed), each as (line, how, name, got)."""
+
+    trace: Trace
+    after: Break | None = None
+    reads: tuple = ()
+
+
+class Runner(Protocol):
+    """What runs a segment for the tracer (the jobs layer compiles it). `shadow`: the
+    call is being traced, not served: what it runs on are copies of the call's tensors,
+    and the last segment (which writes the program's state) is not run."""
+
+    shadow: bool
+
+    def run(self, segment: Trace, inputs: list, last: bool) -> list | None: ...
+
+
+# How many references a proxy has in `live_values` when only the tracer holds it: its
+# entry in the tracer's table, the loop's variable, and the argument of sys.getrefcount.
+_UNHELD = 3
+
+
+@dataclass
+class Segmenting:
+    """The segments of one traced call as they are cut."""
+
+    runner: Runner
+    name: str
+    start: int = 0  # where the segment being traced begins among the recorded calls
+    cuts: list[tuple[int, tuple[Value, ...], Break]] = field(default_factory=list)  # (end, outputs, break)
+    real: dict[str, object] = field(default_factory=dict)  # value name -> what it holds
+    # Per segment (by number, from 1), the reads of values already made, which cut nothing.
+    more_reads: dict[int, list] = field(default_factory=dict)
+    copies: dict[int, torch.Tensor] = field(default_factory=dict)  # id(real tensor) -> its copy, when shadowing
+
+    def hold(self, value: Value, obj: object) -> None:
+        """An input of the call (an argument, a module's tensor, a captured tensor): what
+        segments that read it run on (a copy of it, while the call is traced)."""
+        if isinstance(obj, torch.Tensor) and self.runner.shadow:
+            copy = self.copies.get(id(obj))
+            if copy is None:
+                # Below the tracer: the copy is no op of the program's.
+                with torch._C.DisableTorchFunction(), torch.no_grad():
+                    copy = self.copies[id(obj)] = obj.detach().clone().requires_grad_(obj.requires_grad)
+            obj = copy
+        self.real[value.name] = obj
+
+    def cut(self, bsyms: list[BoundSymbol], live: list[Value], why: Break) -> None:
+        """End the segment being traced at a break: run it, keeping the values of `live`."""
+        recorded = tuple(bsyms[self.start:])
+        outputs = tuple(v for v in dict.fromkeys(_made(recorded)) if v in set(live))
+        trace = self.trace_of(recorded, outputs, len(self.cuts) + 1)
+        got = self.runner.run(trace, [self.real[v.name] for v in trace.inputs], last=False)
+        for value, obj in zip(outputs, got, strict=True):
+            self.real[value.name] = obj
+        self.cuts.append((len(bsyms), outputs, why))
+        self.start = len(bsyms)
+
+    def note_read(self, read: tuple[str, str, str], cut: bool, source: SourceLocation | None) -> None:
+        """What Python read: at the break it made (shown between the two segments), or
+        while the segment after it was traced (shown with that segment)."""
+        if cut:
+            end, outputs, why = self.cuts[-1]
+            self.cuts[-1] = (end, outputs, Break(why.source, why.reason, (*why.reads, read)))
+        else:
+            self.more_reads.setdefault(len(self.cuts) + 1, []).append((source, *read))
+
+    def value(self, value: Value) -> object:
+        """What a value of an earlier segment holds, for the Python reading it."""
+        return self.real[value.name]
+
+    def trace_of(self, bsyms: tuple[BoundSymbol, ...], output, number: int, info=None) -> Trace:
+        inputs = _read_before(bsyms)
+        missing = [v.name for v in inputs if v.name not in self.real]
+        if missing:
+            raise KeyError(f"segment {number} reads {', '.join(missing)}, which nothing before it kept")
+        trace = Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output)
+        return trace if info is None else trace.replace(info=info)
+
+    def segments(self, bsyms: tuple[BoundSymbol, ...], output, info) -> list[Segment]:
+        """The call's segments once it is traced, from its final bound symbols (named after
+        the user's variables by then) and what it returns."""
+        out = []
+        begin, after = 0, None
+        for number, (end, outputs, why) in enumerate(self.cuts, 1):
+            out.append(Segment(self.trace_of(bsyms[begin:end], outputs, number, info), after,
+                               tuple(self.more_reads.get(number, ()))))
+            begin, after = end, why
+        last = len(self.cuts) + 1
+        out.append(Segment(self.trace_of(bsyms[begin:], output, last, info), after, tuple(self.more_reads.get(last, ()))))
+        return out
+
+    def finish(self, last: Segment) -> object:
+        """Run the last segment (unless the call is being traced): what the call returns."""
+        got = self.runner.run(last.trace, [self.real[v.name] for v in last.trace.inputs], last=True)
+        return got
+
+
+def live_values(proxies: dict[str, object], everything: bool) -> list[Value]:
+    """The values the program can still reach: each proxy something besides the tracer
+    holds (a variable, a container, an object), or every one (`everything`: a training
+    step, whose backward reads what the forward made)."""
+    if everything:
+        return [p.value for p in proxies.values()]
+    return [p.value for p in proxies.values() if sys.getrefcount(p) > _UNHELD]
+
+
+def _made(bsyms) -> list[Value]:
+    return [v for b in bsyms for v in b.output_values() if isinstance(v, (TensorValue, NumberValue))]
+
+
+def _read_before(bsyms) -> list[Value]:
+    """The values the bound symbols read that none of them makes, in order of first read."""
+    made: set[str] = set()
+    read: dict[str, Value] = {}
+    for bsym in bsyms:
+        for value in bsym.arg_values():
+            if value.name not in made and value.name not in read and not _is_size(value):
+                read[value.name] = value
+        made.update(v.name for v in bsym.output_values())
+    return list(read.values())
+
+
+def _is_size(value: Value) -> bool:
+    return type(value) is NumberValue and value.is_size
+
+
+def shown(got: object) -> str:
+    """A value Python read, as the text between two segments shows it."""
+    text = repr(got) if not isinstance(got, float) else f"{got:.6g}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+
+
+# While a call is traced in segments, reads of a traced value are breaks, not refusals:
+# here is the tracer's reader of what printing a traced tensor shows, innermost last.
+VALUE_READERS: list = []
+
+# Reads that end a segment: Python gets the real value and goes on. (`nonzero` makes a
+# tensor whose size is the data's, `data_ptr` an address: neither is a value to read.)
+BREAKING_READS = {
+    "__bool__": "bool() of a tensor: a branch on its value",
+    "item": "Tensor.item reads its value",
+    "tolist": "Tensor.tolist reads its values",
+    "__int__": "int() of a tensor reads its value",
+    "__float__": "float() of a tensor reads its value",
+    "__complex__": "complex() of a tensor reads its value",
+    "__index__": "a tensor used as an index reads its value",
+    "__format__": "formatting a tensor reads its value",
+    "__repr__": "printing a tensor reads its values",
+}
+_READ_SPELLING = {
+    "__bool__": "bool({})", "item": "{}.item()", "tolist": "{}.tolist()", "__int__": "int({})",
+    "__float__": "float({})", "__complex__": "complex({})", "__index__": "index({})", "__format__": "format({})",
+    "__repr__": "repr({})",
+}
+
+
+def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocation | None):
+    """`loss.item()` and kin while segmenting: the segment so far is cut and run, and the
+    read gets the real value. A read right after another (no op between) reads what the
+    last cut kept."""
+    segmenting: Segmenting = tracer.segmenting
+    name = func.__name__
+    value = tracer.value_of(args[0])
+    cut = value.name not in segmenting.real
+    if cut:
+        everything = tracer.training.may_differentiate()
+        if everything:
+            tracer.training.expose_for_backward()
+        live = live_values(tracer.proxies, everything)
+        if everything:  # what a backward may read: inside decompositions too, once exposed
+            live += _made(tracer.recorder.bsyms[segmenting.start:])
+        segmenting.cut(tracer.recorder.bsyms, [*live, value], Break(source, BREAKING_READS[name]))
+    real = segmenting.value(value)
+    with torch._C.DisableTorchFunctionSubclass():
+        got = func(real, *args[1:], **kwargs)
+    segmenting.note_read((_READ_SPELLING[name], value.name, shown(got)), cut, source)
+    return got
+
+
+__all__ = ["BREAKING_READS", "VALUE_READERS", "Break", "Runner", "Segment", "Segmenting", "break_at_read", "live_values", "shown"]

@@ -1,0 +1,211 @@
+"""Running a call traced in segments (frontend/segments.py), and checking it.
+
+A segment runs where the trace is cut, so the Python after it gets real values. While a
+call is being traced (`shadow`), segments run on copies of its tensors and the last one
+does not run: nothing the script holds changes. A call served afterwards is traced again
+as it runs, its Python between the segments running for real, and each segment it meets
+runs compiled: the passes applied and the code made once per segment (keyed by its code
+and the objects it binds), looked up on every later call that records the same one. So
+nothing a segment's Python reads is ever a value of another call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from tracecli.core.bindings import Bindings
+from tracecli.core.printing import format_trace
+from tracecli.core.pytree import tree_leaves, values_in
+from tracecli.core.rewrite import map_trace, renamer
+from tracecli.core.trace import Trace, written_inputs
+from tracecli.executors import compile_for
+from tracecli.frontend.tracer import TracedProgram, trace_callable
+from tracecli.jobs.compare import (
+    RunReport,
+    apart_from,
+    cloned,
+    compare_grad,
+    compare_kept,
+    compare_one,
+    compare_outputs,
+    put_back,
+    quiet,
+    restore_tensors,
+    time_calls,
+    working_dtypes,
+)
+from tracecli.jobs.steps import EagerSteps, grads_set, trains
+from tracecli.passes.pipeline import Stage, Step, run_pipeline
+
+
+@dataclass
+class Compiled:
+    """One segment as it runs: its stages through the passes and its callable."""
+
+    stages: list[Stage]
+    run: Callable
+
+
+@dataclass(frozen=True)
+class SegmentShown:
+    """A segment of a traced call as the job shows it: the break before it (None for the
+    first), its stages through the passes, and the values its Python read that an
+    earlier segment made, as (line, how, name, got)."""
+
+    after: object
+    stages: list[Stage]
+    reads: tuple = ()
+
+
+@dataclass
+class SegmentRunner:
+    """Runs the segments of traced calls for the tracer, with the job's passes and
+    executor. `shadow`: the call is being traced (see the module's docstring)."""
+
+    executor: str
+    steps: list[Step]
+    check: bool = True
+    shadow: bool = False
+    trains: bool = False  # a backward of its own: segments run with autograd off
+    compiled: dict[tuple, Compiled] = field(default_factory=dict)
+    keys: list[tuple] = field(default_factory=list)  # the segments of the last call, in order
+    compile_ms: float = 0.0
+
+    def run(self, segment: Trace, inputs: list, last: bool) -> list | None:
+        if self.shadow and last:
+            # It writes the program's state: not while tracing. (Compiled once the call is
+            # traced, from its final text: `traced`.)
+            self.keys.append(_key(segment) if self.keys else None)
+            return None
+        key = _key(segment)
+        found = self._compiled(key, segment)
+        self.keys.append(key)
+        if self.trains or self.shadow:
+            with torch.no_grad():
+                return found.run(*inputs)
+        return found.run(*inputs)
+
+    def _compiled(self, key: tuple, segment: Trace) -> Compiled:
+        found = self.compiled.get(key)
+        if found is None:
+            start = time.perf_counter()
+            stages = run_pipeline(segment, self.steps, check=self.check)
+            found = self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
+            self.compile_ms += (time.perf_counter() - start) * 1e3
+        return found
+
+    def begin(self) -> None:
+        self.keys = []
+
+    def traced(self, segments) -> list[SegmentShown]:
+        """Once a call is traced: each of its segments through the passes, as printed, and
+        the code made from that, which later calls that record the same segment run (their
+        bound symbols are the same; the traced call's also carry the user's names). The
+        runner serves calls from then on. (break before it, stages) per segment."""
+        shown = []
+        final: dict[str, str] = {}  # a value's name -> its name once its segment went through the passes
+        for key, segment in zip(self.keys, segments, strict=True):
+            # What an earlier segment hands on keeps the name the passes gave it there.
+            trace = _renamed_inputs(segment.trace, {v.name: final[v.name] for v in segment.trace.inputs
+                                                    if final.get(v.name, v.name) != v.name})
+            stages = run_pipeline(trace, self.steps, check=self.check)
+            self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
+            after = segment.after
+            if after is not None and after.reads:  # what Python read, by the names the passes gave
+                after = replace(after, reads=tuple((how, final.get(name, name), got) for how, name, got in after.reads))
+            reads = tuple((source, how, final.get(name, name), got) for source, how, name, got in segment.reads)
+            shown.append(SegmentShown(after, stages, reads))
+            final.update((old.name, new.name) for old, new in zip(values_in(trace.output),
+                                                                   values_in(stages[-1].trace.output), strict=False))
+        self.shadow = False
+        return shown
+
+
+def _renamed_inputs(trace: Trace, names: dict[str, str]) -> Trace:
+    """`trace` with the inputs named in `names` renamed, wherever it reads them."""
+    if not names:
+        return trace
+    rename = renamer(names)
+    return map_trace(trace, rename).replace(inputs=tuple(rename(v) for v in trace.inputs))
+
+
+def _key(segment: Trace) -> tuple:
+    """What makes two segments the same code: their text as generated, and the objects
+    its names bind (a dict the segment stores into is that dict, not one like it)."""
+    bindings = Bindings.for_trace(segment, codegen=True)
+    text = format_trace(segment, codegen=True, bindings=bindings)
+    return text, tuple((name, id(obj)) for name, obj in bindings.bound.items())
+
+
+def replay(fn: Callable, args: tuple, kwargs: dict, runner: SegmentRunner, **options) -> object:
+    """A call of a program traced in segments, served: traced again as it runs, each
+    segment it meets run compiled. What it returns."""
+    runner.begin()
+    return trace_callable(fn, args, kwargs, segments=runner, **options).result
+
+
+def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable, args: tuple, kwargs: dict, *,
+                    seed: int, device: str, repeat: int = 0, options: dict | None = None,
+                    eager: Callable | None = None) -> RunReport:
+    """The call run eagerly and served by its segments, each from the same state with the
+    same seed; every output, every input written in place, every gradient and the Python
+    state it keeps compared, as `check_against_eager` does for one trace. The state the
+    script sees is put back after each run."""
+    options = options or {}
+    eager = eager or fn
+    trace = program.trace  # the whole call: which inputs it writes, which gradients it sets
+    state = program.state
+    saved = [cloned(t) for t in state]
+    places = [written.place for written in program.writes]
+    compared = [written.traced and written.place.argument is None for written in program.writes]
+    found = [place.read() for place in places]
+    training = trains(trace)
+    steps = (lambda: EagerSteps(state)) if training else contextlib.nullcontext
+
+    def run(call: Callable) -> tuple:
+        torch.manual_seed(seed)
+        call_args, call_kwargs = cloned(args), cloned(kwargs)
+        inputs = program.inputs_for(call_args, call_kwargs)
+        with steps():
+            got = apart_from(call(call_args, call_kwargs), state)
+            after = inputs[: len(inputs) - len(state)] + [cloned(t) for t in state]
+            grads = [cloned(t.grad) if isinstance(t, torch.Tensor) and t.is_leaf else None for t in inputs]
+            kept = [apart_from(place.read(), state) for place in places]
+        restore_tensors(state, saved)
+        put_back(places, found)
+        return got, after, grads, kept
+
+    expected, eager_after, eager_grads, eager_kept = run(lambda a, k: eager(*a, **k))
+    runner.trains = training
+    start = time.perf_counter()
+    with quiet():  # the Python between the segments prints what the eager run printed already
+        actual, traced_after, traced_grads, traced_kept = run(lambda a, k: replay(fn, a, k, runner, **options))
+    first_call_ms = (time.perf_counter() - start) * 1e3
+    names = [getattr(leaf, "name", repr(leaf)) for leaf in tree_leaves(trace.output)]
+    report = RunReport(compare_outputs(names, expected, actual, working_dtypes(trace)),
+                       compile_ms=runner.compile_ms, first_call_ms=first_call_ms)
+    written = written_inputs(trace)
+    for i, value in enumerate(trace.inputs):
+        if value.name in written:
+            report.written.append(compare_one(value.name, eager_after[i], traced_after[i]))
+    for place, eager_value, value, checked in zip(places, eager_kept, traced_kept, compared, strict=True):
+        if checked:
+            report.state.extend(compare_kept(place.path, eager_value, value, False))
+    for i in grads_set(trace) if training else {}:
+        report.gradients.append(compare_grad(f"{trace.inputs[i].name}.grad", eager_grads[i], traced_grads[i]))
+    if repeat:
+        with steps(), quiet():
+            times = time_calls({"eager": lambda: eager(*args, **kwargs),
+                                "compiled": lambda: replay(fn, args, kwargs, runner, **options)}, device, repeat)
+        report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
+        restore_tensors(state, saved)
+        put_back(places, found)
+    return report
+
+
+__all__ = ["Compiled", "SegmentRunner", "SegmentShown", "check_segmented", "replay"]
