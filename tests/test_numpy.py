@@ -287,10 +287,23 @@ def sample_inputs(device):
 def test_numpy_that_cannot_be_traced_is_refused_at_the_users_line(cli, tmp_path, body, line, says):
     source = REFUSED.replace("BODY", body).replace("GRAD", str("requires grad" in says))
     script = write(tmp_path, "refused.py", source)
-    result = cli("trace", script)
+    # (One trace: a read of an array's values, refused here, cuts the trace without it.)
+    result = cli("trace", script, "--fullgraph")
     assert result.exit_code == 2, result.output
     assert f"refused.py:{line}: " in result.stderr and says in result.stderr
     assert "numpy/" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("body", [
+    "a = x.numpy()\n    if a.sum() > 0:\n        return x\n    return -x",
+    "return torch.tensor(x.numpy().tolist())",
+    "return x * float(np.mean(x.numpy()))",
+])
+def test_a_read_of_an_arrays_values_cuts_the_trace(cli, tmp_path, body):
+    script = write(tmp_path, "cut.py", REFUSED.replace("BODY", body).replace("GRAD", "False"))
+    result = cli("run", script, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "Python read" in result.stdout
 
 
 CUDA = """

@@ -141,28 +141,30 @@ def executors(executor_files: opt.ExecutorFiles = None, color: opt.ColorOpt = op
 @app.command(cls=ScriptsCommand)
 def examine(
     context: typer.Context, targets: Targets, device: opt.Device = "cpu", inputs: opt.Inputs = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any op is opaque or the trace is cut "
+                                                          "(a graph break).")] = False,
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0,
-    debug: opt.Debug = False, jobs: Jobs = None, junit: Junit = None,
+    debug: opt.Debug = False, jobs: Jobs = None, junit: Junit = None, fullgraph: opt.Fullgraph = False,
 ) -> None:
-    """Which ops the program uses, which are modelled or opaque, and what could not be traced.
+    """Which ops the program uses, which are modelled or opaque, where its trace is cut, and what could not be traced.
     Several scripts run each in its own process, then a summary; the exit code is the worst."""
     for_each_script(context, "examine", targets, jobs, junit, color, fmt, debug,
                     lambda target, script_args: _examine(target, script_args, device, inputs, strict, fmt, color,
-                                                         seed, debug))
+                                                         seed, debug, fullgraph))
 
 
-def _examine(target: str, script_args: list[str], device, inputs, strict, fmt, color, seed, debug) -> None:
+def _examine(target: str, script_args: list[str], device, inputs, strict, fmt, color, seed, debug,
+             fullgraph: bool = False) -> None:
     def work():
         with opt.script_output(fmt):
             return examine_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed),
-                                  script_args=script_args)
+                                  script_args=script_args, fullgraph=fullgraph)
 
     report = opt.guarded(debug, color, work)
     if report.job is not None:
         opt.announce_entry(report.job, color)
     emit(ExamineReport(report), fmt.value, color.value)
-    if report.untraceable or (strict and report.opaque):
+    if report.untraceable or (strict and (report.opaque or report.breaks)):
         raise typer.Exit(1)
 
 

@@ -202,11 +202,12 @@ BREAKING_READS = {
     "__index__": "a tensor used as an index reads its value",
     "__format__": "formatting a tensor reads its value",
     "__repr__": "printing a tensor reads its values",
+    "__contains__": "`in` a tensor reads its values",
 }
 _READ_SPELLING = {
     "__bool__": "bool({})", "item": "{}.item()", "tolist": "{}.tolist()", "__int__": "int({})",
     "__float__": "float({})", "__complex__": "complex({})", "__index__": "index({})", "__format__": "format({})",
-    "__repr__": "repr({})",
+    "__repr__": "repr({})", "__contains__": "contains({})",
 }
 
 

@@ -126,10 +126,16 @@ class TracedProgram:
     segments: tuple = ()
     result: object = None
 
+    @property
+    def in_segments(self) -> bool:
+        """Whether the call's Python read a traced value (cut there or not): then every call
+        is traced again as it runs, since what it read may differ."""
+        return len(self.segments) > 1 or any(segment.reads for segment in self.segments)
+
     def writes_same_places(self, args: tuple, kwargs: dict) -> bool:
         """Whether a call with these arguments finds the places the trace writes as the
         traced call did. (A program traced in segments is traced again on every call.)"""
-        if len(self.segments) > 1:
+        if self.in_segments:
             return True
         if self.written_through:
             given = bind_entry(self.fn, args, kwargs).arguments

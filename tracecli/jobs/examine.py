@@ -22,6 +22,13 @@ class OpUse:
 
 
 @dataclass
+class BreakUse:
+    line: str  # "file:line:  source"
+    reason: str
+    count: int  # how often the calls traced cut there
+
+
+@dataclass
 class ExamineReport:
     job: JobResult | None
     ops: list[OpUse] = field(default_factory=list)
@@ -34,6 +41,9 @@ class ExamineReport:
     # The Python state the entry keeps traced values in, which the trace stores on every
     # call: `model.attention_bias_cache['cpu']`.
     state: list[str] = field(default_factory=list)
+    # Where the trace was cut because Python read a value (graph breaks), most frequent
+    # first: as torch._dynamo.explain lists them, with the user's line.
+    breaks: list[BreakUse] = field(default_factory=list)
 
     @property
     def opaque(self) -> list[OpUse]:
@@ -45,10 +55,10 @@ class ExamineReport:
 
 
 def examine_script(target: str, *, device: str, input_specs: list[str] | None, seed: int,
-                   script_args: list[str] | None = None) -> ExamineReport:
+                   script_args: list[str] | None = None, fullgraph: bool = False) -> ExamineReport:
     try:
         job = trace_script(target, device=device, input_specs=input_specs, seed=seed, execute=False,
-                           script_args=script_args)
+                           script_args=script_args, fullgraph=fullgraph)
     except TracingError as exc:
         return ExamineReport(None, untraceable=[str(exc)])
     counts: Counter[str] = Counter()
@@ -82,4 +92,20 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
     })
     state = list(dict.fromkeys(written.place.path for call in job.calls for written in call.program.writes
                                if written.traced))
-    return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured, state=state)
+    return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured, state=state,
+                         breaks=_breaks(job))
+
+
+def _breaks(job: JobResult) -> list[BreakUse]:
+    """Each place the calls' traces were cut, with why and how often (each call served
+    counts: a break in a loop's step is met on every step)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for call in job.calls:
+        for segment in call.segments:
+            after = segment.after
+            if after is None:
+                continue
+            source = after.source
+            line = f"{source.file}:{source.line}:  {source.text}" if source is not None else "(no line of yours)"
+            counts[(line, after.reason)] += max(1, len(call.served))
+    return [BreakUse(line, reason, n) for (line, reason), n in counts.most_common()]

@@ -313,7 +313,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     # Segments run where the trace is cut: on a device this machine has.
     runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
     program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available, segments=runner)
-    if len(program.segments) > 1:
+    if program.in_segments:
         result.calls.append(_segmented(script, entry, program, runner, fn, args, kwargs, device=device, seed=seed,
                                        execute=execute, repeat=repeat, grad=grad))
         return result
@@ -541,7 +541,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             runner = None if fullgraph or stamp or dims is not None else SegmentRunner(executor, steps, check, True)
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims, found_state, runner)
-                if len(program.segments) > 1:
+                if program.in_segments:
                     # Cut where Python read a value: every call of this signature is traced
                     # again as it runs, its segments run compiled (jobs/segments.py).
                     state = torch.get_rng_state()

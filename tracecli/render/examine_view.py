@@ -35,6 +35,12 @@ def print_examine(console: Console, report: ExamineReport) -> None:
         console.print("captured from outside the entry (inputs of the trace, read on every call):", markup=False)
         for line in report.captured:
             console.print(f"  {line}", markup=False)
+    if report.breaks:
+        total = sum(b.count for b in report.breaks)
+        console.print(f"graph breaks: the trace is cut {total} time{'s' if total != 1 else ''}, where Python reads a "
+                      "value (the piece before runs, then the Python goes on with the value):", markup=False)
+        for found in report.breaks:
+            console.print(f"  {found.count}x  {found.line}  ({found.reason})", markup=False)
     if report.state:
         console.print("Python state the entry keeps traced tensors in (the trace stores them on every call):",
                       markup=False)
@@ -59,4 +65,6 @@ def examine_json(report: ExamineReport) -> dict:
     out["prims"] = report.prims
     out["captured"] = report.captured
     out["state"] = report.state
+    out["breaks"] = [{"line": b.line.split(":  ", 1)[0], "source": b.line.split(":  ", 1)[-1], "reason": b.reason,
+                      "count": b.count} for b in report.breaks]
     return out

@@ -12,6 +12,7 @@ from tracecli.core.values import NumberValue, TensorValue
 from tracecli.jobs.compare import RunReport
 from tracecli.jobs.runner import JobResult
 from tracecli.render.groups import group_calls, specialised_arguments
+from tracecli.render.segments_view import segments_text
 
 # The version of every JSON object tracecli prints (run, trace, diff, examine).
 FORMAT_VERSION = 1
@@ -112,9 +113,12 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
         if command == "run":
             out["match"] = job.match
         return out
-    per_call, grouping = grouping_json(job.calls, lambda call: format_trace(call.final, depth))
+    per_call, grouping = grouping_json(job.calls, lambda call: _call_text(call, depth))
     for call, group in zip(job.calls, per_call, strict=True):
         entry = {"trace": trace_json(call.final, depth), **group}
+        if call.segments:  # the call's text is its segments'; each is listed with its break
+            entry["trace"]["text"] = _call_text(call, depth)
+            entry["segments"] = segments_json(call, depth)
         backward = backward_trace(call.final)
         if backward is not None:  # a training step's own backward, as a trace
             entry["backward"] = trace_json(backward, depth)
@@ -134,6 +138,36 @@ def job_json(command: str, job: JobResult, depth: float) -> dict:
     if command == "run":
         out["match"] = job.match
     return out
+
+
+def _call_text(call, depth: float) -> str:
+    if call.segments:
+        return segments_text(call.segments, {v.name for v in call.program.trace.inputs}, depth)
+    return format_trace(call.final, depth)
+
+
+def segments_json(call, depth: float) -> list[dict]:
+    """Each segment of a call traced in segments: its trace, the break before it (where,
+    why, what Python read), what earlier segments hand it, and what its Python read of
+    values an earlier segment made."""
+    whole = {v.name for v in call.program.trace.inputs}
+    out = []
+    for segment in call.segments:
+        trace = segment.stages[-1].trace
+        entry = {"trace": trace_json(trace, depth), "break": None,
+                 "hands_on": [v.name for v in segment.stages[0].trace.inputs if v.name not in whole],
+                 "reads": [{"read": how.format(name), "value": got, "line": _line(source)}
+                           for source, how, name, got in segment.reads]}
+        after = segment.after
+        if after is not None:
+            entry["break"] = {"line": _line(after.source), "source": after.source.text if after.source else None,
+                              "reason": after.reason, "reads": after.read_texts()}
+        out.append(entry)
+    return out
+
+
+def _line(source) -> str | None:
+    return f"{source.file}:{source.line}" if source is not None else None
 
 
 def grouping_json(calls: list, text) -> tuple[list[dict], dict]:

@@ -1,0 +1,179 @@
+"""Graph breaks: where the entry's Python reads a tensor's value, the trace is cut there,
+the piece runs, and the Python goes on with the real value; later calls are traced again
+as they run, their segments compiled once. `--fullgraph` keeps the refusal."""
+
+import contextlib
+import io
+import json
+import runpy
+import warnings
+
+import pytest
+
+from tests.test_cli import assert_user_error, write
+
+KINDS = """
+    import numpy as np
+    import torch
+
+
+    def f(x):
+        y = x * 2
+        print(f"mean {y.mean():.3f}")
+        n = int((y > 0).sum())
+        first = y[0].tolist()
+        z = y[:, :n] if n > 0 else y
+        b = np.tanh(y.numpy()).sum()
+        while z.abs().max() > 1:
+            z = z / 2
+        return z + sum(first) + float(b)
+
+
+    def sample_inputs(device):
+        torch.manual_seed(0)
+        return (torch.randn(3, 4, device=device),)
+"""
+
+
+def test_each_kind_of_read_cuts_the_trace_and_the_call_matches_eager(cli, tmp_path):
+    path = write(tmp_path, "kinds.py", KINDS)
+    result = cli("run", path, "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    # The Python between the segments printed once, as eager's run did.
+    assert [line for line in out.splitlines() if line.startswith("mean ")] == ["mean -0.524"]
+    for line, reason in [(8, "formatting a tensor reads its value"), (9, "int() of a tensor reads its value"),
+                         (10, "Tensor.tolist reads its values"), (13, "bool() of a tensor: a branch on its value")]:
+        assert f"cut at kinds.py:{line}:" in out and reason in out, (line, reason)
+    assert "# Python read int(t5) = 5; it hands on t0" in out
+    assert "which an earlier segment made" in out  # float(b): read again, no new cut
+    assert "the output matches eager" in out
+
+
+def test_fullgraph_refuses_the_read_at_its_line(cli, tmp_path):
+    path = write(tmp_path, "kinds.py", KINDS)
+    assert_user_error(cli("run", path, "--fullgraph"), "kinds.py:8:", "Tensor.__format__ needs the tensor's values",
+                      'print(f"mean {y.mean():.3f}")')
+
+
+LOOP = """
+    import torch
+    from torch import nn
+
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    history = []
+
+
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        if not torch.isfinite(loss):
+            return None
+        loss.backward()
+        opt.step()
+        history.append(loss.item())
+        return loss.detach()
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(1)
+        model.reset_parameters()
+        for step in range(5):
+            x, y = torch.randn(4, 8), torch.randn(4, 1)
+            if step == 3:
+                x[0, 0] = float("nan")
+            train_step(x, y)
+        print([round(h, 4) for h in history])
+"""
+
+
+def _python_output(path: str) -> list[str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runpy.run_path(path, run_name="__main__")
+    return printed.getvalue().splitlines()
+
+
+def test_a_training_loop_that_skips_non_finite_losses_and_logs_them(cli, tmp_path):
+    # The backward and the update land in the segment after the check, where they run;
+    # every step (the skipped one too) is served by its segments and matches eager.
+    path = write(tmp_path, "loop.py", LOOP)
+    result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == _python_output(path)[0]
+    report = json.loads(result.stdout)
+    assert report["match"] is True
+    text = report["calls"][0]["trace"]["text"]
+    segments = report["calls"][0]["segments"]
+    assert [s["break"] and (s["break"]["source"], s["break"]["reason"]) for s in segments] == [
+        None, ("if not torch.isfinite(loss):", "bool() of a tensor: a branch on its value")]
+    assert segments[1]["hands_on"] == ["t4", "t7"]
+    assert "autograd.backward0(" in text.split("segment 2 of 2")[1]
+    assert report["calls"][0]["served"] == [0, 1, 2, 3, 4]
+    assert {r["call"] for r in report["calls"][0]["rechecks"]} == {2, 3, 4, 5}
+
+
+BRANCH = """
+    import torch
+
+
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+    if __name__ == "__main__":
+        for sign in (1.0, -1.0, 1.0, -1.0):
+            print(f(torch.full((3,), sign)).tolist())
+"""
+
+
+def test_a_call_whose_python_takes_the_other_side_gets_that_sides_segment(cli, tmp_path):
+    path = write(tmp_path, "branch.py", BRANCH)
+    result = cli("run", path, "--depth", "0", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[:4] == _python_output(path)
+    assert "3 more calls with this trace match eager" in result.stdout
+
+
+def test_a_device_this_machine_lacks_cannot_run_a_segment(cli, tmp_path):
+    path = write(tmp_path, "kinds.py", KINDS)
+    result = cli("trace", path, "--device", "cuda:0")
+    assert result.exit_code == 2
+    assert "kinds.py:8:" in result.output
+
+
+@pytest.mark.parametrize("body", [
+    "return x * x.sum().item()",
+    "return x[: int(x.argmax())] * 2",
+    "return torch.stack([x * v for v in x.tolist()])",
+])
+def test_reads_in_small_functions(cli, tmp_path, body):
+    path = write(tmp_path, "small.py", "import torch\n\n\ndef f(x):\n    " + body + "\n")
+    result = cli("run", path, "-i", "f32[4]", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "Python read" in result.stdout
+
+
+def test_the_segments_are_text_a_reader_can_follow(cli, tmp_path):
+    path = write(tmp_path, "loop.py", LOOP)
+    text = cli("trace", f"{path}:train_step", "-p", "dce,rename", "--depth", "0", "--color", "never").stdout
+    first, second = text.split("# ── segment 2 of 2")
+    assert "def train_step_1(x, model_weight, model_bias, y):" in first
+    # What segment 1 returns, segment 2 takes by the same names.
+    assert "# Python read bool(t9) = True; it hands on t4, loss" in second
+    assert "def train_step_2(" in second and "loss" in second.split("def train_step_2(")[1].split(")")[0]
+
+
+def test_examine_lists_each_break_with_its_line_reason_and_count(cli, tmp_path):
+    path = write(tmp_path, "loop.py", LOOP)
+    result = cli("examine", f"{path}:train_step", "--format", "json")
+    assert result.exit_code == 0, result.output
+    breaks = json.loads(result.stdout)["breaks"]
+    assert [(b["source"], b["reason"], b["count"]) for b in breaks] == [
+        ("if not torch.isfinite(loss):", "bool() of a tensor: a branch on its value", 5)]
+    assert cli("examine", f"{path}:train_step", "--strict").exit_code == 1
+    assert cli("examine", f"{path}:train_step", "--fullgraph").exit_code == 1  # could not be traced, as before
