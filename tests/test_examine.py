@@ -41,10 +41,24 @@ def test_untraceable_construct_is_reported_with_its_line(cli, tmp_path):
                 return x
             return -x
     """)
-    result = cli("examine", script, "-i", "f32[3]", "--color", "never")
+    result = cli("examine", script, "-i", "f32[3]", "--color", "never", "--fullgraph")
     assert result.exit_code == 1
     assert result.stdout.startswith("could not trace: ") and "branchy.py:4:" in result.stdout
     assert "data-dependent" in result.stdout
+
+
+def test_a_branch_on_a_value_is_a_graph_break_unless_fullgraph(cli, tmp_path):
+    script = write(tmp_path, "branchy.py", """
+        import torch
+        def f(x):
+            if x.sum() > 0:
+                return x
+            return -x
+    """)
+    result = cli("examine", script, "-i", "f32[3]", "--color", "never")
+    assert result.exit_code == 0
+    assert "the trace is cut 1 time" in result.stdout and "branchy.py:4:" in result.stdout
+    assert cli("examine", script, "-i", "f32[3]", "--color", "never", "--strict").exit_code == 1
 
 
 def test_examine_json(cli):

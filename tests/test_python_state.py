@@ -17,6 +17,7 @@ import torch
 from tests.test_cli import write
 from tracecli.frontend import state as state_module
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs.compare import compare_kept
 
 # A layer that caches a bias in a dict on its first call in eval mode, as timm's LeViT and
 # EfficientFormer do (`self.attention_bias_cache[device_key] = ...`).
@@ -685,3 +686,23 @@ def test_a_training_step_appending_to_a_container_it_is_given(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["match"] is True
     assert result.stderr.splitlines()[0] == _python_output(path)[0]
+
+
+class _Node:
+    def __init__(self, value):
+        self.value, self.parent, self.children = value, None, []
+
+
+def _tree(value):
+    root, leaf = _Node(torch.tensor(1.0)), _Node(value)
+    leaf.parent = root
+    root.children.append(leaf)
+    return root
+
+
+def test_state_whose_objects_refer_back_to_each_other_is_compared_without_end():
+    # A GradScaler's per-optimizer state, a module tree with parent links: each object
+    # reached again is as alike as the rest of the comparison finds.
+    (same,) = compare_kept("tree", _tree(torch.tensor(2.0)), _tree(torch.tensor(2.0)), False)
+    (other,) = compare_kept("tree", _tree(torch.tensor(2.0)), _tree(torch.tensor(3.0)), False)
+    assert same.match and not other.match

@@ -177,16 +177,31 @@ _HALF = (torch.float16, torch.bfloat16)
 _NUMPY = (numpy.ndarray, numpy.generic)
 
 
-def _same_object(e: object, a: object) -> bool:
+def _same_object(e: object, a: object, comparing: set | None = None) -> bool:
     """Equal, or for an object whose class has no equality of its own (only identity,
     which a trace returning its own object never shares with eager's), of one class made
-    alike (as for containers) with equal attributes."""
+    alike (as for containers) with equal attributes. `comparing`: the pairs of objects
+    whose attributes are being compared further up, which an object graph with a cycle
+    (an optimizer holding its model's parameters, which hold it back) comes round to:
+    such a pair is as alike as the rest of the comparison finds."""
+    if e is a:
+        return True
     if type(e).__eq__ is object.__eq__ and hasattr(e, "__dict__") and hasattr(a, "__dict__"):
+        comparing = set() if comparing is None else comparing
+        pair = (id(e), id(a))
+        if pair in comparing:
+            return True
+        comparing.add(pair)
         same_class = type(e) is type(a) or same_structure(TreeSpec(type(e)), TreeSpec(type(a)))
         return same_class and vars(e).keys() == vars(a).keys() and all(
-            _same_object(v, vars(a)[k]) for k, v in vars(e).items())
+            _same_object(v, vars(a)[k], comparing) for k, v in vars(e).items())
     if isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
         return isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and compare_one("", e, a).match
+    # A container's own equality asks its objects for theirs: identity, for those above.
+    if type(e) is type(a) and type(e) in (list, tuple):
+        return len(e) == len(a) and all(_same_object(x, y, comparing) for x, y in zip(e, a))
+    if type(e) is type(a) and isinstance(e, dict):
+        return e.keys() == a.keys() and all(_same_object(v, a[k], comparing) for k, v in e.items())
     try:
         return type(e) is type(a) and bool(e == a)
     except Exception:  # an equality that does not answer with a bool
