@@ -63,7 +63,9 @@ def compile_trace(trace: Trace, globals_: dict | None = None, compile_region: Ca
 def _grad_mode_kept(fn: Callable) -> Callable:
     """`fn`, leaving the grad mode it was called in as it found it when a call in it
     raises between a set_grad_enabled and its restore (a failed check), as leaving the
-    program's `with torch.no_grad():` block does; and the saved modes as they were."""
+    program's `with torch.no_grad():` block does; and the saved modes as they were. (One
+    that returns leaves them as it set them: a segment of a call cut inside the block
+    sets the mode, the next one restores it.)"""
     saved = prims.autograd.SAVED_GRAD_MODES
 
     def run(*args):
@@ -72,9 +74,8 @@ def _grad_mode_kept(fn: Callable) -> Callable:
             return fn(*args)
         except BaseException:
             torch._C._set_grad_enabled(mode)
-            raise
-        finally:
             del saved[depth:]
+            raise
 
     return run
 

@@ -211,10 +211,11 @@ _READ_SPELLING = {
 }
 
 
-def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocation | None):
+def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocation | None, inside: str | None = None):
     """`loss.item()` and kin while segmenting: the segment so far is cut and run, and the
     read gets the real value. A read right after another (no op between) reads what the
-    last cut kept."""
+    last cut kept. `inside`: the library function that reads, when the user's line
+    calls one (an optimizer's step), which the reason names."""
     segmenting: Segmenting = tracer.segmenting
     name = func.__name__
     value = tracer.value_of(args[0])
@@ -223,10 +224,13 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
         everything = tracer.training.may_differentiate()
         if everything:
             tracer.training.expose_for_backward()
-        live = live_values(tracer.proxies, everything)
+        # A real tensor the program holds (a captured weight, an optimizer's moment)
+        # written in place holds the value its last write made.
+        live = live_values(tracer.proxies, everything) + list(tracer.known.values())
         if everything:  # what a backward may read: inside decompositions too, once exposed
             live += _made(tracer.recorder.bsyms[segmenting.start:])
-        segmenting.cut(tracer.recorder.bsyms, [*live, value], Break(source, BREAKING_READS[name]))
+        reason = BREAKING_READS[name] + (f", in {inside}" if inside else "")
+        segmenting.cut(tracer.recorder.bsyms, [*live, value], Break(source, reason))
     real = segmenting.value(value)
     with torch._C.DisableTorchFunctionSubclass():
         got = func(real, *args[1:], **kwargs)

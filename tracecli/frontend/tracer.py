@@ -413,20 +413,20 @@ class _Tracer:
     def printed(self, proxy: TensorProxy) -> str:
         """`print(x)` of a traced tensor while segmenting: its value, read as a break."""
         func = torch.Tensor.__repr__
-        if not self._may_cut(func, (proxy,), depth=2):
+        if not self._may_cut(func, (proxy,)):
             v = proxy.value
             return f"TensorProxy({v.name}: {v.device} {v.dtype.short}{list(v.shape)})"
         frame = user_frame(sys._getframe(1))
         return break_at_read(self, func, (proxy,), {}, location_of(frame) if frame is not None else None)
 
-    def _may_cut(self, func, args: tuple, depth: int = 3) -> bool:
+    def _may_cut(self, func, args: tuple) -> bool:
         """Whether a read of a value cuts the trace here: segmenting, the program's own
         read of a traced tensor, and nothing traced in between (a decomposition, a custom
-        Function's backward traced while its forward runs) or below (library code, which
-        reads only where its caller could not)."""
+        Function's backward traced while its forward runs). Library code the program
+        calls (an optimizer's step, GradScaler.step) reads at the user's line that calls it."""
         return (self.segmenting is not None and getattr(func, "__name__", "") in BREAKING_READS
                 and type(args[0]) is TensorProxy and len(self.recorder.scopes) == 1 and not self.in_torch_call
-                and not self.recorder.internal_grad_mode and _library_reader(sys._getframe(depth)) is None)
+                and not self.recorder.internal_grad_mode)
 
     def store_state(self, writes: list[StateWrite]) -> None:
         """Each slot of Python state the call set to a traced value, stored again by the
@@ -574,7 +574,8 @@ class _Tracer:
             return handler(self, adapter, args, kwargs)
         if kind == "data" and self._may_cut(func, args):
             frame = user_frame(sys._getframe(2))
-            return break_at_read(self, func, args, kwargs, location_of(frame) if frame is not None else None)
+            return break_at_read(self, func, args, kwargs, location_of(frame) if frame is not None else None,
+                                 inside=_library_reader(sys._getframe(2)))
         if kind == "data":
             name = getattr(func, "__name__", str(func))
             advice = _DATA_ADVICE.get(name, _READ_OUT_ADVICE)

@@ -31,7 +31,7 @@ back as it was.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import torch
@@ -419,17 +419,26 @@ def _real_grad(tensor: torch.Tensor):
 
 
 @contextmanager
-def optimizer_state_kept(copy: Callable = lambda obj: obj, on_first_step: Callable | None = None) -> Iterator[None]:
+def optimizer_state_kept(copy: Callable = lambda obj: obj, on_first_step: Callable | None = None,
+                         optimizers: Iterable = ()) -> Iterator[None]:
     """Put each optimizer that steps inside back as it was before its first step: its
     per-parameter state dicts (`copy` makes what is kept of each value: tensors are
     copied when the steps inside really run). `on_first_step(optimizer, states)` is told
-    of each optimizer as it first steps."""
+    of each optimizer as it first steps. `optimizers`: kept as they are on entering,
+    for a call traced as it runs, whose tracer stands its stand-ins in for their state
+    before they step."""
     kept: dict[int, tuple] = {}
+
+    def keep(optimizer) -> None:
+        states = {param: {k: (v, copy(v)) for k, v in state.items()} for param, state in optimizer.state.items()}
+        kept[id(optimizer)] = (optimizer, states)
+
+    for optimizer in optimizers:
+        keep(optimizer)
 
     def before_step(optimizer, args, kwargs) -> None:
         if id(optimizer) not in kept:
-            states = {param: {k: (v, copy(v)) for k, v in state.items()} for param, state in optimizer.state.items()}
-            kept[id(optimizer)] = (optimizer, states)
+            keep(optimizer)
             if on_first_step is not None:
                 on_first_step(optimizer, optimizer.state)
 

@@ -12,17 +12,23 @@ nothing a segment's Python reads is ever a value of another call.
 from __future__ import annotations
 
 import contextlib
+import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
 
-from tracecli.core.bindings import Bindings
-from tracecli.core.printing import format_trace
-from tracecli.core.pytree import tree_leaves, values_in
+from tracecli.core.bindings import Held, path_of
+from tracecli.core.dims import Dim
+from tracecli.core.dtypes import DType
+from tracecli.core.functions import is_function_call
+from tracecli.core.printing import format_constant, type_comment
+from tracecli.core.pytree import rebuild_call, tree_leaves, values_in
 from tracecli.core.rewrite import map_trace, renamer
+from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, written_inputs
+from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors import compile_for
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import (
@@ -135,11 +141,113 @@ def _renamed_inputs(trace: Trace, names: dict[str, str]) -> Trace:
 
 
 def _key(segment: Trace) -> tuple:
-    """What makes two segments the same code: their text as generated, and the objects
-    its names bind (a dict the segment stores into is that dict, not one like it)."""
-    bindings = Bindings.for_trace(segment, codegen=True)
-    text = format_trace(segment, codegen=True, bindings=bindings)
-    return text, tuple((name, id(obj)) for name, obj in bindings.bound.items())
+    """What makes two segments the same code: the code generated from it, as a structure
+    rather than its text (a served call computes one per segment it meets, and printing
+    was half the cost of a boundary). Two segments with equal keys print the same code
+    (format_trace with codegen=True) binding the same objects: the key holds every value
+    and constant the text shows, at least as finely (a constant tagged with its kind, as
+    `1`, `1.0` and `True` print apart but compare equal; a float by its printed digits, as
+    0.0 == -0.0 and nan != nan), and each object the code binds by identity."""
+    return (segment.name, tuple(_leaf(v) for v in segment.inputs), tuple(_call(b) for b in segment.bsyms),
+            _constant(segment.output))
+
+
+class _Same:
+    """An object the generated code binds, compared by identity: holding it keeps its id
+    from being reused while the key is cached."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: object, name: str | None):
+        self.obj = obj
+        self.name = name  # a Held's name (the code binds the object under it)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.obj is self.obj and other.name == self.name
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def _spelled(obj: object) -> object:
+    """As Bindings.spell spells it: its torch path, or the object itself, bound."""
+    if type(obj) is Held:
+        return _Same(obj.obj, obj.name)
+    path = path_of(obj)
+    return ("path", path) if path is not None else _Same(obj, None)
+
+
+def _leaf(value) -> tuple:
+    """A value as the code shows it: its name and its type comment's parts."""
+    if type(value) is TensorValue:
+        return ("t", value.name, value.shape, value.dtype.name, value.device, value.requires_grad)
+    return ("n", value.name, type_comment(value))
+
+
+def _call(bsym: BoundSymbol) -> tuple:
+    sym = bsym.symbol
+    callee = sym.qualname if sym.namespace else _spelled(sym.impl)
+    args = tuple([_leaf(a) if type(a) is TensorValue else _constant(a) for a in bsym.args])
+    kwargs = tuple([(k, _constant(v)) for k, v in bsym.kwargs])
+    key = (callee, args, kwargs, _target(bsym.output))
+    if is_function_call(bsym):  # kept whole: the code is what it runs (its dels follow from it)
+        return (*key, tuple(_call(sub) for sub in bsym.subsymbols))
+    return key
+
+
+def _target(output: object) -> object:
+    """An output as format_bsym writes it: its values (with their type comments) in their
+    tuples and lists, anything else `_`."""
+    kind = type(output)
+    if kind is TensorValue or kind is NumberValue:
+        return _leaf(output)
+    if isinstance(output, tuple):
+        return ("(", *(_target(o) for o in output))
+    if isinstance(output, list):
+        return ("[", *(_target(o) for o in output))
+    return "_"
+
+
+def _constant(obj: object) -> object:
+    """`obj` as format_constant spells it, its cases in the same order."""
+    kind = type(obj)
+    if kind is TensorValue or kind is NumberValue:
+        return _leaf(obj)
+    if kind is int or kind is str:  # the commonest constants; nothing else keys as a bare int or str
+        return obj
+    if isinstance(obj, (TensorValue, NumberValue)):
+        return _leaf(obj)
+    if isinstance(obj, DType):
+        return ("dtype", obj.name)
+    if isinstance(obj, Dim):
+        return ("dim", obj.text())
+    if isinstance(obj, enum.Enum):
+        return ("obj", _spelled(obj))
+    if isinstance(obj, bool) or obj is None:
+        return ("bool", obj)
+    if isinstance(obj, float):
+        return ("float", format_constant(obj))
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, str):
+        return str(obj)
+    if kind is tuple:
+        return ("(", *(_constant(x) for x in obj))
+    if kind is list:
+        return ("[", *(_constant(x) for x in obj))
+    if kind is dict:
+        return ("{", *((_constant(k), _constant(v)) for k, v in obj.items()))
+    call = rebuild_call(obj)
+    if call is not None:
+        return ("call", _spelled(call.callee), tuple(_constant(a) for a in call.args),
+                tuple((k, _constant(v)) for k, v in call.kwargs))
+    if isinstance(obj, slice):
+        return ("slice", _constant(obj.start), _constant(obj.stop), _constant(obj.step))
+    if obj is Ellipsis:
+        return ("...",)
+    if isinstance(obj, complex):
+        return ("complex", format_constant(obj))
+    return ("obj", _spelled(obj))
 
 
 def replay(fn: Callable, args: tuple, kwargs: dict, runner: SegmentRunner, **options) -> object:
@@ -165,7 +273,9 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
     compared = [written.traced and written.place.argument is None for written in program.writes]
     found = [place.read() for place in places]
     training = trains(trace)
-    steps = (lambda: EagerSteps(state)) if training else contextlib.nullcontext
+    # The optimizers the eager run steps are kept from the start of the traced one.
+    optimizers: list = []
+    steps = (lambda: EagerSteps(state, optimizers)) if training else contextlib.nullcontext
 
     def run(call: Callable) -> tuple:
         torch.manual_seed(seed)

@@ -42,12 +42,16 @@ class EagerSteps(AbstractContextManager):
     """While open, eager calls of a training step may change `.grad` of `tensors` and any
     optimizer's state: all of it is as it was once closed."""
 
-    def __init__(self, tensors: list):
+    def __init__(self, tensors: list, optimizers: list | None = None):
+        """`optimizers`: kept from the start, and each optimizer that first steps inside
+        is added to it (a call traced as it runs steps them on stand-ins)."""
         self.kept = [(t, t.grad, _copy(t.grad)) for t in tensors if isinstance(t, torch.Tensor)]
+        self.optimizers = [] if optimizers is None else optimizers
         self.stack = ExitStack()
 
     def __enter__(self):
-        self.stack.enter_context(optimizer_state_kept(copy=_copy))
+        self.stack.enter_context(optimizer_state_kept(copy=_copy, on_first_step=lambda opt, _: self.optimizers.append(opt),
+                                                      optimizers=list(self.optimizers)))
         self.stack.enter_context(torch.enable_grad())
         return self
 
