@@ -177,3 +177,52 @@ def test_examine_lists_each_break_with_its_line_reason_and_count(cli, tmp_path):
         ("if not torch.isfinite(loss):", "bool() of a tensor: a branch on its value", 5)]
     assert cli("examine", f"{path}:train_step", "--strict").exit_code == 1
     assert cli("examine", f"{path}:train_step", "--fullgraph").exit_code == 1  # could not be traced, as before
+
+
+SELECT = """
+    import torch
+
+
+    def select_positive(x, w):
+        h = torch.relu(x @ w)
+        keep = h.sum(dim=1) > 0.5
+        rows = h[keep]
+        idx = torch.nonzero(keep).squeeze(1)
+        return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        w = torch.randn(4, 3)
+        for n in (6, 6, 9, 6):
+            out, idx, kinds = select_positive(torch.randn(n, 4), w)
+            print(len(idx), kinds.tolist())
+"""
+
+
+@pytest.mark.parametrize("executor", ["torch", "inductor"])
+def test_a_call_whose_sizes_are_the_datas_runs_eagerly_between_segments(cli, tmp_path, executor):
+    # x[mask], nonzero and unique: no trace knows their sizes; each runs eagerly, a
+    # segment of its own, and the ops after it are traced with its real results.
+    path = write(tmp_path, "select.py", SELECT)
+    result = cli("run", path, "--no-timing", "--color", "never", "--executor", executor)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "select.py:8:  rows = h[keep]  (indexing with a boolean mask (a bool tensor) gives a shape that " \
+           "depends on the mask's values, which a trace does not have; it runs eagerly)" in out
+    assert "= torch.Tensor.__getitem__(" in out and "= torch.nonzero(" in out and "= torch.unique(" in out
+    assert "select.py:9:  idx = torch.nonzero(keep).squeeze(1)  (torch.nonzero cannot be traced" in out
+    assert "(after torch.nonzero, which ran eagerly)" in out and "(after torch.unique, which ran eagerly)" in out
+    assert "all 3 outputs match eager" in out and "differ" not in out
+
+
+def test_a_call_run_eagerly_is_one_break_in_examine_and_refused_with_fullgraph(cli, tmp_path):
+    path = write(tmp_path, "select.py", SELECT)
+    result = cli("examine", path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    breaks = json.loads(result.stdout)["breaks"]
+    assert [(b["source"], b["count"]) for b in breaks] == [
+        ("rows = h[keep]", 4), ("idx = torch.nonzero(keep).squeeze(1)", 4),
+        ("return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)", 4)]
+    assert all(b["reason"].endswith("; it runs eagerly") for b in breaks)
+    assert_user_error(cli("run", path, "--fullgraph"), "select.py:8:", "indexing with a boolean mask")

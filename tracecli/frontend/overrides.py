@@ -90,11 +90,16 @@ _RNG_STATE = (torch.random.get_rng_state, torch.random.set_rng_state, torch.cuda
 
 
 def _get_rng_state():
-    # Torch reads the generator below any mode: handed to the tracer, it is an op.
+    # Torch reads the generator below any mode: handed to the tracer, it is an op. Below
+    # the tracer (a segment run while the call is traced, compiled by inductor), it is torch's.
+    if not torch._C._is_torch_function_mode_enabled():
+        return _RNG_STATE[0]()
     return handle_torch_function(_RNG_STATE[0], ())
 
 
 def _set_rng_state(new_state):
+    if not torch._C._is_torch_function_mode_enabled():
+        return _RNG_STATE[1](new_state)
     return handle_torch_function(_RNG_STATE[1], (), new_state)
 
 

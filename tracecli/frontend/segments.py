@@ -20,13 +20,15 @@ a call: a value keeps its name from the segment that makes it to those that read
 
 from __future__ import annotations
 
+import operator
 import sys
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import torch
 
-from tracecli.core.symbol import BoundSymbol, SourceLocation
+from tracecli.core.pytree import tree_leaves, tree_map, values_in
+from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue, Value
 
@@ -40,6 +42,7 @@ class Break:
     source: SourceLocation | None
     reason: str
     reads: tuple[tuple[str, str, str], ...] = ()
+    resumes: bool = False  # the end of a call run eagerly: the other side of the break before it
 
     def read_texts(self, names: dict[str, str] | None = None) -> list[str]:
         """`loss.item() = 0.7342`: each read, the value by its name in `names` if there."""
@@ -67,6 +70,9 @@ class Runner(Protocol):
 
     def run(self, segment: Trace, inputs: list, last: bool) -> list | None: ...
 
+    def ran(self, segment: Trace) -> None:
+        """A segment the tracer ran itself, eagerly (a call it could not trace)."""
+
 
 # How many references a proxy has in `live_values` when only the tracer holds it: its
 # entry in the tracer's table, the loop's variable, and the argument of sys.getrefcount.
@@ -85,6 +91,8 @@ class Segmenting:
     # Per segment (by number, from 1), the reads of values already made, which cut nothing.
     more_reads: dict[int, list] = field(default_factory=dict)
     copies: dict[int, torch.Tensor] = field(default_factory=dict)  # id(real tensor) -> its copy, when shadowing
+    # Per segment (by number), the bound symbols trace_of last split out and what they read.
+    inputs_of: dict[int, tuple] = field(default_factory=dict)
 
     def hold(self, value: Value, obj: object) -> None:
         """An input of the call (an argument, a module's tensor, a captured tensor): what
@@ -101,13 +109,28 @@ class Segmenting:
     def cut(self, bsyms: list[BoundSymbol], live: list[Value], why: Break) -> None:
         """End the segment being traced at a break: run it, keeping the values of `live`."""
         recorded = tuple(bsyms[self.start:])
-        outputs = tuple(v for v in dict.fromkeys(_made(recorded)) if v in set(live))
+        outputs = _kept(_made(recorded), live)
         trace = self.trace_of(recorded, outputs, len(self.cuts) + 1)
         got = self.runner.run(trace, [self.real[v.name] for v in trace.inputs], last=False)
         for value, obj in zip(outputs, got, strict=True):
             self.real[value.name] = obj
         self.cuts.append((len(bsyms), outputs, why))
         self.start = len(bsyms)
+
+    def ran_eagerly(self, bsyms: list[BoundSymbol], outputs: tuple[Value, ...], got: list, why: Break) -> None:
+        """End a segment the tracer ran itself: the call it could not trace, run eagerly
+        on the real values, whose results (`got`, for `outputs`) later segments read."""
+        trace = self.trace_of(tuple(bsyms[self.start:]), outputs, len(self.cuts) + 1)
+        self.runner.ran(trace)
+        for value, obj in zip(outputs, got, strict=True):
+            self.real[value.name] = obj
+        self.cuts.append((len(bsyms), outputs, why))
+        self.start = len(bsyms)
+
+    def retitle(self, why: Break) -> None:
+        """The last cut, said to be `why`: no op came after it before this break."""
+        end, outputs, _ = self.cuts[-1]
+        self.cuts[-1] = (end, outputs, why)
 
     def note_read(self, read: tuple[str, str, str], cut: bool, source: SourceLocation | None) -> None:
         """What Python read: at the break it made (shown between the two segments), or
@@ -123,12 +146,23 @@ class Segmenting:
         return self.real[value.name]
 
     def trace_of(self, bsyms: tuple[BoundSymbol, ...], output, number: int, info=None) -> Trace:
-        inputs = _read_before(bsyms)
+        # `segments` splits the final bound symbols again, most often the very ones each
+        # cut recorded (a served call meets every cut again): what they read is known then.
+        known = self.inputs_of.get(number)
+        if (known is not None and known[2] is output and len(known[0]) == len(bsyms)
+                and all(map(operator.is_, known[0], bsyms))):
+            inputs = known[1]
+        else:
+            # What it returns that an earlier segment made (`y = x * 2; print(y.sum().item());
+            # return y`) it is handed too: read as if by one more call at its end.
+            inputs = _read_before((*bsyms, BoundSymbol(_RETURNS, tuple(values_in(output)), (), None)))
+            self.inputs_of[number] = (bsyms, inputs, output)
         missing = [v.name for v in inputs if v.name not in self.real]
         if missing:
             raise KeyError(f"segment {number} reads {', '.join(missing)}, which nothing before it kept")
-        trace = Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output)
-        return trace if info is None else trace.replace(info=info)
+        if info is None:
+            return Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output)
+        return Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output, info)
 
     def segments(self, bsyms: tuple[BoundSymbol, ...], output, info) -> list[Segment]:
         """The call's segments once it is traced, from its final bound symbols (named after
@@ -158,8 +192,36 @@ def live_values(proxies: dict[str, object], everything: bool) -> list[Value]:
     return [p.value for p in proxies.values() if sys.getrefcount(p) > _UNHELD]
 
 
+def _kept(made: list[Value], live: list[Value]) -> tuple[Value, ...]:
+    """The values in `made` that are in `live`, each once, in the order made. Matched
+    by name first: a value's hash is a Python call (its dtype's too), and `live` is
+    every value a training step's backward may read, at every cut."""
+    live_named: dict[str, list[Value]] = {}
+    for value in live:
+        live_named.setdefault(value.name, []).append(value)
+    kept: dict[str, list[Value]] = {}
+    out = []
+    for value in made:
+        alike = live_named.get(value.name)
+        if alike is None or not _among(value, alike):
+            continue
+        seen = kept.setdefault(value.name, [])
+        if not _among(value, seen):
+            seen.append(value)
+            out.append(value)
+    return tuple(out)
+
+
+def _among(value: Value, values: list[Value]) -> bool:
+    """`value in values`, as a set's lookup tests it: the same object, or an equal one."""
+    return any(other is value or other == value for other in values)
+
+
 def _made(bsyms) -> list[Value]:
     return [v for b in bsyms for v in b.output_values() if isinstance(v, (TensorValue, NumberValue))]
+
+
+_RETURNS = Symbol("return", "segment")
 
 
 def _read_before(bsyms) -> list[Value]:
@@ -211,6 +273,54 @@ _READ_SPELLING = {
 }
 
 
+class EagerCallFailed(Exception):
+    """A call run eagerly, where tracing could not follow it, raised: refused as when traced."""
+
+
+def _live_at_cut(tracer) -> list[Value]:
+    """What a segment cut now must keep: the values the program can still reach."""
+    everything = tracer.training.may_differentiate()
+    if everything:
+        tracer.training.expose_for_backward()
+    # A real tensor the program holds (a captured weight, an optimizer's moment)
+    # written in place holds the value its last write made.
+    live = live_values(tracer.proxies, everything) + list(tracer.known.values())
+    if everything:  # what a backward may read: inside decompositions too, once exposed
+        live += _made(tracer.recorder.bsyms[tracer.segmenting.start:])
+    return live
+
+
+def run_eagerly(tracer, func, vargs: tuple, vkwargs: dict, source: SourceLocation | None, reason: str,
+                record) -> object:
+    """A call tracing cannot follow while segmenting (`x[mask]`, `torch.nonzero`: sizes
+    that are the data's; a call with no meta kernel): the segment so far is cut and run,
+    the call runs eagerly on the real values as a segment of its own, and tracing goes
+    on after it with its real results. `record(symbol)` records the call's bound symbol
+    and returns its output values."""
+    segmenting: Segmenting = tracer.segmenting
+    read = [v for v in values_in((vargs, vkwargs)) if isinstance(v, TensorValue)]
+    why = Break(source, f"{reason}; it runs eagerly")
+    if len(tracer.recorder.bsyms) == segmenting.start and segmenting.cuts and all(v.name in segmenting.real for v in read):
+        segmenting.retitle(why)  # right after another cut: the segment after it is this call
+    else:
+        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *read], why)
+    def real(leaf):
+        return segmenting.real.get(leaf.name, leaf) if isinstance(leaf, Value) else leaf
+
+    real_args, real_kwargs = tree_map(real, vargs), tree_map(real, vkwargs)
+    with torch._C.DisableTorchFunction():
+        try:
+            got = func(*real_args, **real_kwargs)
+        except Exception as exc:  # eager refuses it too: the arguments are at fault
+            raise EagerCallFailed(str(exc)) from exc
+    out = record(got)
+    outputs = tuple(v for v in values_in(out) if isinstance(v, TensorValue))
+    real_out = [leaf for leaf in tree_leaves(got) if isinstance(leaf, torch.Tensor)]
+    name = tracer.recorder.bsyms[-1].symbol.qualname
+    segmenting.ran_eagerly(tracer.recorder.bsyms, outputs, real_out, Break(source, f"after {name}, which ran eagerly", resumes=True))
+    return out
+
+
 def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocation | None, inside: str | None = None):
     """`loss.item()` and kin while segmenting: the segment so far is cut and run, and the
     read gets the real value. A read right after another (no op between) reads what the
@@ -221,16 +331,8 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
     value = tracer.value_of(args[0])
     cut = value.name not in segmenting.real
     if cut:
-        everything = tracer.training.may_differentiate()
-        if everything:
-            tracer.training.expose_for_backward()
-        # A real tensor the program holds (a captured weight, an optimizer's moment)
-        # written in place holds the value its last write made.
-        live = live_values(tracer.proxies, everything) + list(tracer.known.values())
-        if everything:  # what a backward may read: inside decompositions too, once exposed
-            live += _made(tracer.recorder.bsyms[segmenting.start:])
         reason = BREAKING_READS[name] + (f", in {inside}" if inside else "")
-        segmenting.cut(tracer.recorder.bsyms, [*live, value], Break(source, reason))
+        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), value], Break(source, reason))
     real = segmenting.value(value)
     with torch._C.DisableTorchFunctionSubclass():
         got = func(real, *args[1:], **kwargs)
@@ -238,4 +340,5 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
     return got
 
 
-__all__ = ["BREAKING_READS", "VALUE_READERS", "Break", "Runner", "Segment", "Segmenting", "break_at_read", "live_values", "shown"]
+__all__ = ["BREAKING_READS", "VALUE_READERS", "Break", "EagerCallFailed", "Runner", "Segment", "Segmenting", "break_at_read", "live_values",
+           "run_eagerly", "shown"]

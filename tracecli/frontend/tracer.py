@@ -64,7 +64,15 @@ from tracecli.frontend.places import StateWrite, Written, hidden_traced, store_c
 from tracecli.frontend.proxy import TensorProxy
 from tracecli.frontend.recorder import Recorder
 from tracecli.frontend.scopes import ModuleScopes
-from tracecli.frontend.segments import BREAKING_READS, VALUE_READERS, Runner, Segmenting, break_at_read
+from tracecli.frontend.segments import (
+    BREAKING_READS,
+    VALUE_READERS,
+    EagerCallFailed,
+    Runner,
+    Segmenting,
+    break_at_read,
+    run_eagerly,
+)
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
 from tracecli.frontend.state import StateWatch, watch_entry
 from tracecli.frontend.symbolic import (
@@ -81,8 +89,8 @@ from tracecli.frontend.training import Training, TrainingError
 from tracecli.ops import ltorch, torch_map
 from tracecli.ops.autocast import device_type
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
-from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, opaque_symbol
-from tracecli.ops.promotion import ShapeError, canonical_dim
+from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, eager_symbol, opaque_symbol
+from tracecli.ops.promotion import DataDependentShape, ShapeError, canonical_dim
 from tracecli.ops.torch_bridge import FROM_TORCH, to_device
 from tracecli.ops.torch_paths import torch_path
 
@@ -363,6 +371,10 @@ class _Tracer:
         # decomposition): `_record`'s work without its frame, as this runs for each of them.
         try:
             return self.recorder.record(sym, args, kwargs)
+        except DataDependentShape as exc:
+            if self.in_torch_call == 1 and self._may_run_eagerly(inside_call=True):
+                raise  # the program's call runs eagerly, whole (on_torch_call)
+            raise _error_at_user_line(str(exc)) from exc
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
             raise _error_at_user_line(str(exc)) from exc
 
@@ -617,8 +629,13 @@ class _Tracer:
             outer_caller, self.recorder.caller = self.recorder.caller, sys._getframe(2)
             if self.env is not None:
                 outer, self.env.context = self.env.context, _call_name(func)
+            data_dependent = None
             try:
                 out = adapter(*vargs, **vkwargs)
+            except DataDependentShape as exc:
+                if not self._may_run_eagerly(inside_call=True):
+                    raise _error_at_user_line(str(exc)) from exc
+                data_dependent = str(exc)
             except (ShapeError, UnsupportedCall, TypeError) as exc:
                 raise _error_at_user_line(str(exc)) from exc
             finally:
@@ -626,6 +643,9 @@ class _Tracer:
                 self.recorder.caller = outer_caller
                 if self.env is not None:
                     self.env.context = outer
+            if data_dependent is not None:
+                del self.recorder.bsyms[start:]  # what the adapter recorded before it gave up
+                return self._eagerly(func, args, kwargs, data_dependent)
             if out is not OPAQUE:
                 self._after_top_level(start)
                 return self.to_proxies(out)
@@ -641,8 +661,43 @@ class _Tracer:
                 return func(*args, **kwargs)
         # A tensor made inside the entry (torch.randperm, torch.tensor([...]), torch.eye) is
         # an op at its line, run on every call, never a value frozen into an input.
-        out = self._record(opaque_symbol(func, _autocast_around(read)), vargs, vkwargs)
+        sym = opaque_symbol(func, _autocast_around(read))
+        if self._may_run_eagerly():
+            try:
+                out = self.recorder.record(sym, vargs, vkwargs)
+            except OpaqueCallError as exc:
+                return self._eagerly(func, args, kwargs, str(exc).rstrip("."))
+            except (ShapeError, UnsupportedCall, TypeError):
+                out = self._record(sym, vargs, vkwargs)  # refused as any call is
+        else:
+            out = self._record(sym, vargs, vkwargs)
         self._after_top_level(start)
+        return self.to_proxies(out)
+
+    def _may_run_eagerly(self, inside_call: bool = False) -> bool:
+        """Whether a call tracing cannot follow runs eagerly, a segment of its own: the
+        program's own call (`inside_call`: asked from inside it), traced in segments,
+        outside any other traced call, and with no backward to come through it (autograd
+        would need its derivative)."""
+        return (self.segmenting is not None and len(self.recorder.scopes) == 1
+                and (inside_call or not self.in_torch_call)
+                and not self.recorder.internal_grad_mode and not self.training.may_differentiate())
+
+    def _eagerly(self, func, args: tuple, kwargs: dict, refusal: str):
+        """`func` run eagerly on the real values (frontend/segments.py `run_eagerly`), or,
+        where eager refuses its arguments too, `refusal` at the user's line."""
+        frame = user_frame(sys._getframe(2))
+        vargs, vkwargs = self.output_values(args), self.output_values(kwargs)
+
+        def record(got):
+            return self.recorder.record(eager_symbol(func, got), vargs, vkwargs)
+
+        where = location_of(frame) if frame is not None else None
+        try:
+            out = run_eagerly(self, func, vargs, vkwargs, where, refusal.split(";")[0], record)
+        except EagerCallFailed as exc:
+            raise _error_at_user_line(refusal) from exc
+        self._after_top_level(len(self.recorder.bsyms) - 1)
         return self.to_proxies(out)
 
 

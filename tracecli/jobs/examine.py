@@ -103,7 +103,7 @@ def _breaks(job: JobResult) -> list[BreakUse]:
     for call in job.calls:
         for segment in call.segments:
             after = segment.after
-            if after is None:
+            if after is None or after.resumes:  # a call run eagerly is one break, not two
                 continue
             source = after.source
             line = f"{source.file}:{source.line}:  {source.text}" if source is not None else "(no line of yours)"

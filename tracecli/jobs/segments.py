@@ -91,10 +91,16 @@ class SegmentRunner:
         key = _key(segment)
         found = self._compiled(key, segment)
         self.keys.append(key)
-        if self.trains or self.shadow:
-            with torch.no_grad():
-                return found.run(*inputs)
-        return found.run(*inputs)
+        # Run below the tracer (its mode would look at every call the segment makes, and
+        # inductor's compiler must not see it), autograd off where a backward of its own
+        # or the shadow of a traced call would otherwise record one.
+        grad = torch.no_grad() if self.trains or self.shadow else contextlib.nullcontext()
+        with torch._C.DisableTorchFunction(), grad:
+            return found.run(*inputs)
+
+    def ran(self, segment: Trace) -> None:
+        # Run by the tracer, eagerly: shown with the others, never compiled to run.
+        self.keys.append(_key(segment))
 
     def _compiled(self, key: tuple, segment: Trace) -> Compiled:
         found = self.compiled.get(key)
@@ -147,8 +153,9 @@ def _key(segment: Trace) -> tuple:
     (format_trace with codegen=True) binding the same objects: the key holds every value
     and constant the text shows, at least as finely (a constant tagged with its kind, as
     `1`, `1.0` and `True` print apart but compare equal; a float by its printed digits, as
-    0.0 == -0.0 and nan != nan), and each object the code binds by identity."""
-    return (segment.name, tuple(_leaf(v) for v in segment.inputs), tuple(_call(b) for b in segment.bsyms),
+    0.0 == -0.0 and nan != nan), and each object the code binds by identity. (Shapes are
+    tuples of ints: a segment is never traced with symbolic dims.)"""
+    return (segment.name, tuple(v.name for v in segment.inputs), tuple(_call(b) for b in segment.bsyms),
             _constant(segment.output))
 
 
@@ -178,7 +185,8 @@ def _spelled(obj: object) -> object:
 
 
 def _leaf(value) -> tuple:
-    """A value as the code shows it: its name and its type comment's parts."""
+    """A value where the code makes it (an input, an output): its name and its type
+    comment's parts. Where it is read, its name says which (names are unique in a trace)."""
     if type(value) is TensorValue:
         return ("t", value.name, value.shape, value.dtype.name, value.device, value.requires_grad)
     return ("n", value.name, type_comment(value))
@@ -187,7 +195,7 @@ def _leaf(value) -> tuple:
 def _call(bsym: BoundSymbol) -> tuple:
     sym = bsym.symbol
     callee = sym.qualname if sym.namespace else _spelled(sym.impl)
-    args = tuple([_leaf(a) if type(a) is TensorValue else _constant(a) for a in bsym.args])
+    args = tuple([a.name if type(a) is TensorValue else _constant(a) for a in bsym.args])
     kwargs = tuple([(k, _constant(v)) for k, v in bsym.kwargs])
     key = (callee, args, kwargs, _target(bsym.output))
     if is_function_call(bsym):  # kept whole: the code is what it runs (its dels follow from it)
@@ -209,14 +217,16 @@ def _target(output: object) -> object:
 
 
 def _constant(obj: object) -> object:
-    """`obj` as format_constant spells it, its cases in the same order."""
+    """`obj` read by a call, as format_constant spells it, its cases in the same order: a
+    value by its name (a bare str), an int as itself, everything else a tuple tagged with
+    its kind."""
     kind = type(obj)
     if kind is TensorValue or kind is NumberValue:
-        return _leaf(obj)
-    if kind is int or kind is str:  # the commonest constants; nothing else keys as a bare int or str
+        return obj.name
+    if kind is int:
         return obj
     if isinstance(obj, (TensorValue, NumberValue)):
-        return _leaf(obj)
+        return obj.name
     if isinstance(obj, DType):
         return ("dtype", obj.name)
     if isinstance(obj, Dim):
@@ -230,7 +240,7 @@ def _constant(obj: object) -> object:
     if isinstance(obj, int):
         return int(obj)
     if isinstance(obj, str):
-        return str(obj)
+        return ("str", str(obj))
     if kind is tuple:
         return ("(", *(_constant(x) for x in obj))
     if kind is list:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
@@ -35,7 +36,8 @@ from tracecli.ops.torch_paths import torch_path
 
 
 class OpaqueCallError(Exception):
-    """An unmodelled torch callable whose output types cannot be computed."""
+    """An unmodelled torch callable whose output types cannot be computed. A call traced
+    in segments runs it eagerly instead."""
 
 
 class _DataDependent(Exception):
@@ -59,6 +61,16 @@ def opaque_symbol(func: Callable, autocast: AutocastState | None = None) -> Symb
     if sym is None:
         sym = _cache[key] = _make_symbol(func, autocast)
     return sym
+
+
+def eager_symbol(func: Callable, result: object) -> Symbol:
+    """The symbol of a call run eagerly where tracing could not follow it (a segment of
+    its own in a call traced in segments): its outputs are what `result`, the real
+    outputs of this call, are (each tensor on its own device). A symbol per call:
+    another call's sizes may differ."""
+    sym = _make_symbol(func)
+    types = _from_meta(result, "cpu", sym.qualname)
+    return replace(sym, meta=lambda *args, **kwargs: types, doc=f"{sym.doc}, run eagerly")
 
 
 def _make_symbol(func: Callable, autocast: AutocastState | None = None) -> Symbol:
@@ -336,4 +348,4 @@ def _to_fake(obj, mode: FakeTensorMode):
     return obj
 
 
-__all__ = ["OpaqueCallError", "opaque_aliases", "opaque_mutates", "opaque_symbol", "under_autocast"]
+__all__ = ["OpaqueCallError", "eager_symbol", "opaque_aliases", "opaque_mutates", "opaque_symbol", "under_autocast"]

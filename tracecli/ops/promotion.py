@@ -22,6 +22,11 @@ class ShapeError(ValueError):
     """Shapes or dtypes that the operation does not accept (the user's bug, not ours)."""
 
 
+class DataDependentShape(ShapeError):
+    """A call whose result's shape depends on its inputs' values (`x[mask]`): no bug,
+    but no trace either; a call traced in segments runs it eagerly."""
+
+
 def promote_types(a: DType, b: DType) -> DType:
     if a == b:
         return a

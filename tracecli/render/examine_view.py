@@ -38,7 +38,8 @@ def print_examine(console: Console, report: ExamineReport) -> None:
     if report.breaks:
         total = sum(b.count for b in report.breaks)
         console.print(f"graph breaks: the trace is cut {total} time{'s' if total != 1 else ''}, where Python reads a "
-                      "value (the piece before runs, then the Python goes on with the value):", markup=False)
+                      "value or a call cannot be traced (the piece before runs, then the Python goes on with the "
+                      "value, or the call runs eagerly):", markup=False)
         for found in report.breaks:
             console.print(f"  {found.count}x  {found.line}  ({found.reason})", markup=False)
     if report.state:

@@ -25,7 +25,7 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
-from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
+from tracecli.ops.promotion import DataDependentShape, ShapeError, broadcast_shapes, canonical_dim
 from tracecli.ops.torch_bridge import TO_TORCH
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
@@ -42,7 +42,7 @@ def slice_along(x: TensorValue, dim: int, start: int, stop: int, *, always: bool
 
 
 def _mask_error(what: str) -> ShapeError:
-    return ShapeError(
+    return DataDependentShape(
         f"indexing with a boolean mask ({what}) gives a shape that depends on the mask's values, which a trace "
         "does not have; keep the shape with torch.where(mask, x, other) or x.masked_fill(~mask, value)"
     )
