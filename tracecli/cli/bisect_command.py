@@ -16,7 +16,7 @@ def bisect(
     target: opt.Target, script_args: opt.ScriptArgs = None, passes: opt.Passes = None,
     pass_files: opt.PassFiles = None, device: opt.Device = "cpu", inputs: opt.Inputs = None,
     seed: opt.Seed = 0, depth: opt.Depth = "0", fmt: opt.FormatOpt = opt.Format.text,
-    color: opt.ColorOpt = opt.Color.auto, debug: opt.Debug = False,
+    color: opt.ColorOpt = opt.Color.auto, debug: opt.Debug = False, fullgraph: opt.Fullgraph = False,
 ) -> None:
     """Find the first pass after which the result stops matching eager, and the bound symbol whose rewriting breaks it."""
 
@@ -27,7 +27,7 @@ def bisect(
             raise UserError(f"bisect needs the passes to search, e.g. -p dce,cse,rename (known passes: {known_passes()})")
         with opt.script_output(fmt):
             result = bisect_script(target, steps, device=device, input_specs=inputs, seed=opt.check_seed(seed),
-                                   script_args=script_args)
+                                   script_args=script_args, fullgraph=fullgraph)
         return BisectReport(result, levels)
 
     report = opt.guarded(debug, color, work)

@@ -13,6 +13,7 @@ from tracecli.jobs.runner import trace_script
 from tracecli.passes.pipeline import known_passes
 from tracecli.render.reports import DiffLayout, DiffReport, emit
 from tracecli.render.save import check_saveable, save_stages
+from tracecli.render.save_segments import check_segments_saveable, save_segments
 
 Each = Annotated[bool, typer.Option("--each", help="One diff per pass that changed something.")]
 SideBySide = Annotated[bool, typer.Option("--side-by-side", help="Two columns, changes within a line highlighted.")]
@@ -40,7 +41,7 @@ def diff(
     no_verify: opt.NoVerify = False, depth: opt.Depth = "1", fmt: opt.FormatOpt = opt.Format.text,
     color: opt.ColorOpt = opt.Color.auto, seed: opt.Seed = 0, debug: opt.Debug = False,
     all_traces: opt.AllTraces = False, dynamic: opt.Dynamic = False, grad: opt.Grad = False,
-    show: opt.ShowOpt = opt.Show.all,
+    show: opt.ShowOpt = opt.Show.all, fullgraph: opt.Fullgraph = False,
 ) -> None:
     """Show how the passes change the trace (like git diff: --exit-code, --stat, --save)."""
 
@@ -57,16 +58,22 @@ def diff(
         with opt.script_output(fmt):
             job = trace_script(target, device=device, input_specs=inputs, seed=opt.check_seed(seed), execute=False,
                                steps=steps, check=not no_verify, script_args=script_args, dynamic=dynamic,
-                               grad=grad)
+                               grad=grad, fullgraph=fullgraph)
         opt.check_show(show, grad, job)
         report = DiffReport(job, levels, DiffLayout(each, side_by_side, stat, text), all_traces,
                             opt.offered(opt.DYNAMIC), show.value)
         if save is not None:
             for call in job.calls:  # every call's files or none
+                if call.segments:
+                    check_segments_saveable(call)
+                    continue
                 check_saveable(call.stages)
                 check_saveable(call.grad_stages)
             for i, (call, per_call) in enumerate(zip(job.calls, report.per_call, strict=True)):
                 folder = save if len(job.calls) == 1 else os.path.join(save, f"call-{i + 1}")
+                if call.segments:  # every segment in each stage's file, in order
+                    save_segments(folder, call, levels, per_call)
+                    continue
                 save_stages(folder, call.stages, levels, per_call, call.program.inputs)
                 if call.grad_stages:  # the backward's stages beside the forward's
                     save_stages(os.path.join(folder, "backward"), call.grad_stages, levels,

@@ -37,15 +37,17 @@ def snapshot(
     scripts: Scripts, folder: Dir, passes: opt.Passes = None, pass_files: opt.PassFiles = None,
     inputs: opt.Inputs = None, device: opt.Device = "cpu", seed: opt.Seed = 0, depth: opt.Depth = "1",
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, debug: opt.Debug = False,
+    fullgraph: opt.Fullgraph = False,
 ) -> None:
-    """Store each script's trace (after the passes) in DIR, for `tracecli check`."""
+    """Store each script's trace (after the passes) in DIR, for `tracecli check`; a call traced
+    in segments stores them all, each with where the trace was cut."""
 
     def work():
         opt.pipeline_steps(passes, pass_files)  # unknown passes exit 2 before anything is traced
         settings = snapshots.Settings(_passes(passes), tuple(pass_files or ()), tuple(inputs or ()), device,
                             opt.check_seed(seed), _depth(depth))
         with opt.script_output(fmt):
-            return snapshots.snapshot(scripts, folder, settings)
+            return snapshots.snapshot(scripts, folder, settings, fullgraph)
 
     made = opt.guarded(debug, color, work)
     emit(SnapshotReport(made, folder), fmt.value, color.value)
@@ -56,17 +58,17 @@ def check(
     pass_files: opt.PassFiles = None, passes: MaybePasses = None, inputs: opt.Inputs = None,
     device: MaybeDevice = None, seed: MaybeSeed = None, depth: MaybeDepth = None,
     fmt: opt.FormatOpt = opt.Format.text, color: opt.ColorOpt = opt.Color.auto, debug: opt.Debug = False,
-    jobs: Jobs = None, junit: Junit = None,
+    jobs: Jobs = None, junit: Junit = None, fullgraph: opt.Fullgraph = False,
 ) -> None:
     """Trace again and compare with the snapshots up to renaming (exit 1 when different or missing).
     Several scripts run each in its own process, then a summary; the exit code is the worst."""
     for_each_script(context, "check", scripts, jobs, junit, color, fmt, debug,
                     lambda target, script_args: _check([target], folder, update, strict_lines, pass_files, passes,
-                                                       inputs, device, seed, depth, fmt, color, debug))
+                                                       inputs, device, seed, depth, fmt, color, debug, fullgraph))
 
 
 def _check(scripts: list[str], folder: str, update: bool, strict_lines: bool, pass_files, passes, inputs, device,
-           seed, depth, fmt: opt.Format, color: opt.Color, debug: bool) -> None:
+           seed, depth, fmt: opt.Format, color: opt.Color, debug: bool, fullgraph: bool = False) -> None:
     def work():
         opt.pipeline_steps(passes, pass_files)
         overrides = {
@@ -76,7 +78,8 @@ def _check(scripts: list[str], folder: str, update: bool, strict_lines: bool, pa
             "depth": _depth(depth) if depth is not None else None,
         }
         with opt.script_output(fmt):
-            return snapshots.check(scripts, folder, strict_lines=strict_lines, update=update, overrides=overrides)
+            return snapshots.check(scripts, folder, strict_lines=strict_lines, update=update, overrides=overrides,
+                                   fullgraph=fullgraph)
 
     results = opt.guarded(debug, color, work)
     for result in results:

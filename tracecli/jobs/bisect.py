@@ -10,12 +10,17 @@ and all of them (the pass as run: it did not). The answer is an N whose prefix o
 bound symbols matches and of N does not: the N-th bound symbol is the one whose
 rewriting breaks the result. Every candidate is traced, compiled and compared anew
 with the same seed, so the answer is the same on every run.
+
+A program traced in segments (a graph break) is refused, at the line where Python reads
+a value: the bound symbols counted are one trace's, and a pass that changes a value the
+Python reads may change where, and how often, the program is cut.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tracecli.core.errors import UserError
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import values_in
 from tracecli.core.rewrite import map_trace
@@ -111,15 +116,31 @@ def _call(job: JobResult | None, broken: bool = True) -> int:
     return 0
 
 
+def refuse_segments(job: JobResult) -> None:
+    """Bisection searches one trace: a call traced in segments is refused at its first read."""
+    for call in job.calls:
+        if not call.segments:
+            continue
+        cut = next((s.after for s in call.segments if s.after is not None), None)
+        source = cut.source if cut is not None else next(s.reads[0][0] for s in call.segments if s.reads)
+        why = f" ({cut.reason})" if cut is not None else ""
+        raise UserError(f"bisect searches one trace, and {job.entry} is traced in segments: Python reads a value "
+                        f"here{why}; keep it a tensor (torch.where for a branch) to bisect {job.entry}, or use "
+                        "--fullgraph to see each such read refused",
+                        file=source.file if source else None, line=source.line if source else None,
+                        source=source.text if source else "")
+
+
 def bisect(target: str, steps: list[Step], *, device: str = "cpu", input_specs: list[str] | None = None,
-           seed: int = 0, script_args: list[str] | None = None) -> Bisection:
+           seed: int = 0, script_args: list[str] | None = None, fullgraph: bool = False) -> Bisection:
     def attempt(candidate: list[Step]) -> Attempt:
         try:
             with quiet():  # the script runs once per candidate: its output would repeat
                 job = trace_script(target, device=device, input_specs=input_specs, seed=seed, execute=True,
-                                   steps=candidate, repeat=0, script_args=script_args)
+                                   steps=candidate, repeat=0, script_args=script_args, fullgraph=fullgraph)
         except (VerificationError, CompiledRunError) as exc:
             return Attempt(None, str(exc))
+        refuse_segments(job)
         return Attempt(job)
 
     result = Bisection(target, [s.label for s in steps])

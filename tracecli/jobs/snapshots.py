@@ -8,6 +8,10 @@ seed, depth), tracecli's and torch's versions, and each trace's outline
 (core/equivalence.py). A script whose main block calls its entry with several
 signatures has one trace per distinct trace text, numbered in the order of their first
 call: `<stem>.<entry>.1.trace`, `.2.trace`, ...
+
+A call traced in segments (a graph break) is one trace file holding its segments as
+`trace` prints them, each headed by where the trace was cut; its outline is per segment,
+with that cut. `check` compares segment with segment, and where the trace is cut.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from importlib import metadata
 
 import torch
 
-from tracecli.core.equivalence import Comparison, Outline, compare_traces, outline
+from tracecli.core.equivalence import Comparison, Outline, outline
 from tracecli.core.errors import UserError
 from tracecli.core.printing import format_backward, format_trace
 from tracecli.core.trace import Trace
 from tracecli.jobs.runner import split_target, trace_script
+from tracecli.jobs.segment_text import segments_text
+from tracecli.jobs.snapshot_segments import Compared, Cut, Segmented, StoredSegments, compare_item
 from tracecli.passes.pipeline import load_pass_file, parse_passes
 
 FORMAT = 1
@@ -59,18 +65,14 @@ class Settings:
 
 @dataclass
 class Taken:
-    """A script's distinct traces, made with `settings`."""
+    """A script's distinct traces, made with `settings`: each a trace, or the segments of
+    a call traced in segments; `texts`, each as `tracecli trace` prints it."""
 
     script: str  # display path
     entry: str
     settings: Settings
-    traces: list[Trace]
-
-    @property
-    def texts(self) -> list[str]:
-        """Each trace as printed: a training step's backward follows it, as `trace` shows it."""
-        return [_with_backward(format_trace(t, self.settings.levels), format_backward(t, self.settings.levels))
-                for t in self.traces]
+    traces: list[Trace | Segmented]
+    texts: list[str] = field(default_factory=list)
 
 
 def _with_backward(text: str, backward: str) -> str:
@@ -101,15 +103,28 @@ def expand(patterns: list[str]) -> list[str]:
     return targets
 
 
-def take(target: str, settings: Settings) -> Taken:
+def take(target: str, settings: Settings, fullgraph: bool = False) -> Taken:
+    """`fullgraph`: a read of a tensor's value is refused at its line (exit 2), where it
+    would cut the trace into segments."""
     for path in settings.pass_files:
         load_pass_file(path)
     job = trace_script(target, device=settings.device, input_specs=list(settings.inputs) or None, seed=settings.seed,
-                       execute=False, steps=parse_passes(list(settings.passes)))
-    distinct: dict[str, Trace] = {}
+                       execute=False, steps=parse_passes(list(settings.passes)), fullgraph=fullgraph)
+    levels = settings.levels
+    distinct: dict[str, Trace | Segmented] = {}
+    texts: dict[str, str] = {}
     for call in job.calls:
-        distinct.setdefault(format_trace(call.final, settings.levels), call.final)
-    return Taken(job.script.display, job.entry, settings, list(distinct.values()))
+        if call.segments:
+            text = segments_text(call.segments, {v.name for v in call.program.trace.inputs}, levels)
+            traced: Trace | Segmented = [(Cut.of(segment.after), segment.stages[-1].trace) for segment in call.segments]
+            key = text
+        else:
+            # A training step's backward follows its trace, as `trace` shows it.
+            key, traced = format_trace(call.final, levels), call.final
+            text = _with_backward(key, format_backward(call.final, levels))
+        distinct.setdefault(key, traced)
+        texts.setdefault(key, text)
+    return Taken(job.script.display, job.entry, settings, list(distinct.values()), list(texts.values()))
 
 
 def _stem(script: str) -> str:
@@ -139,12 +154,33 @@ def _sidecar_text(sidecar: dict) -> str:
     lines = ["{"] + [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in sidecar.items() if key != "traces"]
     lines.append(' "traces": [')
     for k, item in enumerate(sidecar["traces"]):
-        body = {key: value for key, value in item["outline"].items() if key != "ops"}
-        lines.append(f'  {{"file": {json.dumps(item["file"])}, "outline": {json.dumps(body)[:-1]}, "ops": [')
-        lines.append(",\n".join("    " + json.dumps(op) for op in item["outline"]["ops"]))
-        lines.append("  ]}}" + ("," if k < len(sidecar["traces"]) - 1 else ""))
+        comma = "," if k < len(sidecar["traces"]) - 1 else ""
+        if "segments" not in item:
+            lines += _outline_lines(f'  {{"file": {json.dumps(item["file"])}, ', item["outline"], "    ", "  ]}}" + comma)
+            continue
+        lines.append(f'  {{"file": {json.dumps(item["file"])}, "segments": [')
+        for m, segment in enumerate(item["segments"]):
+            end = "   ]}}" + ("," if m < len(item["segments"]) - 1 else "")
+            lines += _outline_lines(f'   {{"break": {json.dumps(segment["break"])}, ', segment["outline"], "    ", end)
+        lines.append("  ]}" + comma)
     lines += [" ]", "}"]
     return "\n".join(line for line in lines if line) + "\n"
+
+
+def _outline_lines(start: str, outline_json: dict, indent: str, end: str) -> list[str]:
+    """`start` then `"outline": {...` with its ops one a line, closed by `end`."""
+    body = {key: value for key, value in outline_json.items() if key != "ops"}
+    return [f'{start}"outline": {json.dumps(body)[:-1]}, "ops": [',
+            ",\n".join(indent + json.dumps(op) for op in outline_json["ops"]), end]
+
+
+def _item(name: str, traced: Trace | Segmented, levels: float) -> dict:
+    """A trace's entry in the sidecar: its file and outline, or per segment the cut
+    before it and its outline."""
+    if isinstance(traced, Trace):
+        return {"file": name, "outline": outline(traced, levels).to_json()}
+    return {"file": name, "segments": [{"break": cut.to_json() if cut else None, "outline": outline(trace, levels).to_json()}
+                                       for cut, trace in traced]}
 
 
 def write(folder: str, taken: Taken) -> list[str]:
@@ -157,8 +193,7 @@ def write(folder: str, taken: Taken) -> list[str]:
     sidecar = {
         "format": FORMAT, "script": taken.script, "entry": taken.entry, **versions(),
         "settings": taken.settings.to_json(),
-        "traces": [{"file": name, "outline": outline(trace, levels).to_json()}
-                   for name, trace in zip(names, taken.traces, strict=True)],
+        "traces": [_item(name, traced, levels) for name, traced in zip(names, taken.traces, strict=True)],
     }
     written = []
     for name, text in zip(names, taken.texts, strict=True):
@@ -173,11 +208,11 @@ def write(folder: str, taken: Taken) -> list[str]:
     return written
 
 
-def snapshot(targets: list[str], folder: str, settings: Settings) -> list[Taken]:
+def snapshot(targets: list[str], folder: str, settings: Settings, fullgraph: bool = False) -> list[Taken]:
     """Trace every script first, then write: a script that fails leaves DIR as it was."""
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise UserError(f"--dir {folder}: exists and is not a directory")
-    made = [take(target, settings) for target in expand(targets)]
+    made = [take(target, settings, fullgraph) for target in expand(targets)]
     seen: dict[tuple[str, str], str] = {}
     for taken in made:
         key = (_stem(taken.script), taken.entry)
@@ -200,7 +235,7 @@ class Stored:
     entry: str
     settings: Settings
     versions: dict[str, str]
-    outlines: list[Outline]
+    outlines: list[Outline | StoredSegments]
     texts: list[str]
 
 
@@ -217,12 +252,18 @@ def _load(path: str) -> Stored:
                 texts.append(f.read())
         return Stored(path, data["script"], data["entry"], Settings.from_json(data["settings"]),
                       {k: data.get(k, "unknown") for k in ("tracecli", "torch")},
-                      [Outline.from_json(item["outline"]) for item in data["traces"]], texts)
+                      [_stored(item) for item in data["traces"]], texts)
     except OSError as exc:
         raise UserError(f"{path}: cannot read the snapshot: {exc.strerror}: {exc.filename}") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{path}: not a tracecli snapshot ({type(exc).__name__}: {exc}); "
                         "rewrite it with `tracecli snapshot` or `tracecli check --update`") from None
+
+
+def _stored(item: dict) -> Outline | StoredSegments:
+    if "segments" in item:  # a call traced in segments
+        return [(Cut.from_json(part["break"]), Outline.from_json(part["outline"])) for part in item["segments"]]
+    return Outline.from_json(item["outline"])
 
 
 def find(folder: str, target: str) -> list[Stored]:
@@ -242,29 +283,35 @@ class Checked:
     entry: str = ""
     stored: Stored | None = None
     taken: Taken | None = None
-    comparisons: list[Comparison] = field(default_factory=list)  # per trace, in order
-    outlines: list[Outline] = field(default_factory=list)  # the new traces', as compared
+    compared: list[Compared] = field(default_factory=list)  # per trace (per segment of one cut), in order
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        return [c.comparison for c in self.compared]
 
 
 def _compare(stored: Stored, taken: Taken, strict_lines: bool) -> Checked:
-    outlines = [outline(new, taken.settings.levels) for new in taken.traces]
-    comparisons = [compare_traces(old, new, strict_lines=strict_lines)
-                   for old, new in zip(stored.outlines, outlines, strict=False)]
-    notes = []
+    compared, notes = [], []
+    count = len(taken.traces)
+    for k, (old, new) in enumerate(zip(stored.outlines, taken.traces, strict=False)):
+        label = f"trace {k + 1} of {count}" if count > 1 else ""
+        items, said = compare_item(k, label, old, new, stored.texts[k], taken.texts[k], taken.settings.levels,
+                                   strict_lines)
+        compared += items
+        notes += said
     if len(stored.outlines) != len(taken.traces):
         notes.append(f"the script now makes {len(taken.traces)} distinct traces; the snapshot has {len(stored.outlines)}")
     now = versions()
     moved = [f"{k} {stored.versions[k]} -> {now[k]}" for k in ("tracecli", "torch") if stored.versions[k] != now[k]]
-    different = bool(notes) or any(not c.equal for c in comparisons)
+    different = bool(notes) or any(not c.comparison.equal for c in compared)
     if moved and different:
         notes.append("made with other versions: " + ", ".join(moved))
-    return Checked(stored.script, "different" if different else "equal", taken.entry, stored, taken, comparisons,
-                   outlines, notes)
+    return Checked(stored.script, "different" if different else "equal", taken.entry, stored, taken, compared, notes)
 
 
 def check(targets: list[str], folder: str, *, strict_lines: bool = False, update: bool = False,
-          overrides: dict | None = None) -> list[Checked]:
+          overrides: dict | None = None, fullgraph: bool = False) -> list[Checked]:
     """Each script traced again as its snapshot says (options in `overrides` win) and
     compared with it. With `update`, what differs or is missing is written anew."""
     if os.path.exists(folder) and not os.path.isdir(folder):
@@ -275,14 +322,14 @@ def check(targets: list[str], folder: str, *, strict_lines: bool = False, update
         stored = find(folder, target) if os.path.isdir(folder) else []
         if not stored:
             if update:
-                taken = take(target, replace(Settings(), **overrides))
+                taken = take(target, replace(Settings(), **overrides), fullgraph)
                 results.append(Checked(target, "updated", taken.entry, taken=taken))
             else:
                 results.append(Checked(target, "missing"))
             continue
         for snap in stored:
             entry = split_target(target)[1] or snap.entry
-            taken = take(f"{split_target(target)[0]}:{entry}", replace(snap.settings, **overrides))
+            taken = take(f"{split_target(target)[0]}:{entry}", replace(snap.settings, **overrides), fullgraph)
             checked = _compare(snap, taken, strict_lines)
             if update and checked.status == "different":
                 checked.status = "updated"

@@ -14,8 +14,8 @@ from rich.text import Text
 
 from tracecli.core.printing import format_backward, format_trace
 from tracecli.jobs.runner import JobResult, TracedCall
+from tracecli.jobs.segment_text import segments_text
 from tracecli.render.groups import TraceGroup, call_numbers, group_calls, specialised_arguments, value_list
-from tracecli.render.segments_view import segments_text
 from tracecli.render.text import print_report, print_trace
 
 # Distinct traces printed before the rest is summarised (`--all-traces` prints them all).

@@ -41,7 +41,11 @@ def _key(strict_lines: bool):
 
 def trace_diff(before: str, after: str, comparison: Comparison, strict_lines: bool = False) -> TraceDiff:
     """The stored text against the new one; lines that differ only in names, or in a
-    moved source line, are context."""
+    moved source line, are context. (A segment only one side has: all of it added or removed.)"""
+    if not before or not after:
+        kind = "+" if after else "-"
+        return TraceDiff([DiffLine(kind, None if after else line, line if after else None)
+                          for line in (after or before).splitlines()])
     diff = diff_texts(before, after, comparison.value_map, key=_key(strict_lines))
     return TraceDiff([DiffLine(" ", line.before, line.after, header=line.header) if line.kind == "~" else line
                       for line in diff.lines])
@@ -54,6 +58,8 @@ def _line_of(outline: Outline | None, index: int | None) -> int | None:
 
 
 def describe(change: Change, old: Outline | None, new: Outline | None) -> str:
+    if change.kind in ("cut", "segments"):  # where a call is cut: said in full already
+        return change.what
     line = _line_of(new, change.new) or _line_of(old, change.old)
     where = f" (line {line})" if line else ""
     if change.kind == "changed":
@@ -79,13 +85,10 @@ class CheckReport:
         return all(r.status in ("equal", "updated") for r in self.results)
 
     def _traces(self, checked: Checked):
-        """(label, stored text, new text, comparison, old outline, new outline) per trace compared."""
-        stored, taken = checked.stored, checked.taken
-        if stored is None or taken is None:
+        """What was compared: per trace, or per segment of a call traced in segments."""
+        if checked.stored is None or checked.taken is None:
             return []
-        return [(f"trace {k + 1} of {len(taken.traces)}" if len(taken.traces) > 1 else "", stored.texts[k],
-                 taken.texts[k], checked.comparisons[k], stored.outlines[k], checked.outlines[k])
-                for k in range(len(checked.comparisons))]
+        return checked.compared
 
     def text(self, console: Console) -> None:
         counts: dict[str, int] = {}
@@ -105,36 +108,39 @@ class CheckReport:
                 console.print(f"  {note}", markup=False)
             if checked.status != "different":
                 continue
-            for label, before, after, comparison, old, new in self._traces(checked):
+            for item in self._traces(checked):
+                comparison = item.comparison
                 if comparison.equal:
                     continue
-                if label:
-                    console.print(f"── {label} ──", markup=False, style="bold")
+                if item.label:
+                    console.print(f"── {item.label} ──", markup=False, style="bold")
                 for change in comparison.changes[:_LISTED]:
-                    console.print(f"  {describe(change, old, new)}", markup=False)
+                    console.print(f"  {describe(change, item.old, item.new)}", markup=False)
                 if len(comparison.changes) > _LISTED:
                     console.print(f"  ... and {len(comparison.changes) - _LISTED} more", markup=False)
-                print_diff(console, trace_diff(before, after, comparison, self.strict_lines))
+                print_diff(console, trace_diff(item.before, item.after, comparison, self.strict_lines))
         summary = ", ".join(f"{counts[status]} {status}" for status in _STATUS if status in counts)
         console.print(summary or "no scripts", markup=False)
 
     def json(self) -> dict:
         results = []
         for checked in self.results:
-            traces = []
-            for _, before, after, comparison, old, new in self._traces(checked):
-                diff = trace_diff(before, after, comparison, self.strict_lines)
-                traces.append({
-                    "equal": comparison.equal,
-                    "changes": [{"kind": c.kind, "what": c.what, "description": describe(c, old, new),
-                                 "old": c.old, "new": c.new} for c in comparison.changes],
-                    "lines": [{"kind": line.kind, "before": line.before, "after": line.after}
-                              for line in diff.lines if line.kind != " " and not line.header],
-                })
+            traces: dict[int, dict] = {}
+            for item in self._traces(checked):
+                comparison = item.comparison
+                diff = trace_diff(item.before, item.after, comparison, self.strict_lines)
+                # A call traced in segments is one trace: each change and line says its segment.
+                where = {} if item.segment is None else {"segment": item.segment}
+                entry = traces.setdefault(item.trace, {"equal": True, "changes": [], "lines": []})
+                entry["equal"] = entry["equal"] and comparison.equal
+                entry["changes"] += [{"kind": c.kind, "what": c.what, "description": describe(c, item.old, item.new),
+                                      "old": c.old, "new": c.new, **where} for c in comparison.changes]
+                entry["lines"] += [{"kind": line.kind, "before": line.before, "after": line.after, **where}
+                                   for line in diff.lines if line.kind != " " and not line.header]
             results.append({
                 "script": checked.stored.script if checked.stored else checked.target,
                 "entry": checked.entry or None, "status": checked.status, "notes": checked.notes,
-                "snapshot": checked.stored.path if checked.stored else None, "traces": traces,
+                "snapshot": checked.stored.path if checked.stored else None, "traces": list(traces.values()),
             })
         return {"format": FORMAT_VERSION, "command": "check", "dir": self.folder,
                 "strict_lines": self.strict_lines, "equal": self.ok, "results": results}

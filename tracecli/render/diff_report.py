@@ -7,7 +7,7 @@ from functools import reduce
 from tracecli.core.printing import format_trace
 from tracecli.passes.pipeline import Stage
 from tracecli.render.diff import TraceDiff, compose, diff_traces, value_changes
-from tracecli.render.json_report import FORMAT_VERSION
+from tracecli.render.json_report import FORMAT_VERSION, segment_json
 
 
 def pipeline_map(stages: list[Stage]) -> dict[str, str]:
@@ -85,4 +85,28 @@ def diff_json(job, stages: list[Stage], depth: float) -> dict:
             }
             for (stage, diff), row in zip(steps, rows, strict=True)
         ],
+    }
+
+
+# What a diff says of one trace; a call traced in segments says it of each segment.
+_PER_TRACE = ("changed", "before", "after", "value_map", "lines", "stages")
+
+
+def segments_diff_json(job, call, depth: float) -> dict:
+    """`diff_json` of a call traced in segments: per segment, its place in the call (as
+    `run` lists it) and its own diff through the passes; `changed` if any changed."""
+    whole = {v.name for v in call.program.trace.inputs}
+    segments = []
+    for segment in call.segments:
+        report = diff_json(job, segment.stages, depth)
+        segments.append({**segment_json(segment, whole), **{key: report[key] for key in _PER_TRACE}})
+    return {
+        "format": FORMAT_VERSION,
+        "command": "diff",
+        "script": job.script.display,
+        "entry": job.entry,
+        "device": job.device,
+        "passes": [s.name for s in call.segments[0].stages[1:]],
+        "changed": any(segment["changed"] for segment in segments),
+        "segments": segments,
     }

@@ -11,8 +11,8 @@ from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.jobs.compare import RunReport
 from tracecli.jobs.runner import JobResult
+from tracecli.jobs.segment_text import segments_text
 from tracecli.render.groups import group_calls, specialised_arguments
-from tracecli.render.segments_view import segments_text
 
 # The version of every JSON object tracecli prints (run, trace, diff, examine).
 FORMAT_VERSION = 1
@@ -151,19 +151,22 @@ def segments_json(call, depth: float) -> list[dict]:
     why, what Python read), what earlier segments hand it, and what its Python read of
     values an earlier segment made."""
     whole = {v.name for v in call.program.trace.inputs}
-    out = []
-    for segment in call.segments:
-        trace = segment.stages[-1].trace
-        entry = {"trace": trace_json(trace, depth), "break": None,
-                 "hands_on": [v.name for v in segment.stages[0].trace.inputs if v.name not in whole],
-                 "reads": [{"read": how.format(name), "value": got, "line": _line(source)}
-                           for source, how, name, got in segment.reads]}
-        after = segment.after
-        if after is not None:
-            entry["break"] = {"line": _line(after.source), "source": after.source.text if after.source else None,
-                              "reason": after.reason, "reads": after.read_texts()}
-        out.append(entry)
-    return out
+    return [{"trace": trace_json(segment.stages[-1].trace, depth), **segment_json(segment, whole)}
+            for segment in call.segments]
+
+
+def segment_json(segment, whole_inputs: set[str]) -> dict:
+    """A segment's place in its call: the break before it (where, why, what Python read;
+    None for the first), what earlier segments hand it (`whole_inputs`: the call's own
+    inputs, which none does), and what its Python read of values an earlier one made."""
+    after = segment.after
+    cut = None
+    if after is not None:
+        cut = {"line": _line(after.source), "source": after.source.text if after.source else None,
+               "reason": after.reason, "reads": after.read_texts()}
+    return {"break": cut, "hands_on": [v.name for v in segment.stages[0].trace.inputs if v.name not in whole_inputs],
+            "reads": [{"read": how.format(name), "value": got, "line": _line(source)}
+                      for source, how, name, got in segment.reads]}
 
 
 def _line(source) -> str | None:

@@ -9,14 +9,16 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rich.console import Console
+from rich.text import Text
 
 from tracecli.core.printing import format_trace
 from tracecli.jobs.examine import ExamineReport as Examined
 from tracecli.jobs.runner import JobResult
+from tracecli.jobs.segment_text import heading, later_reads, segments_text
 from tracecli.render.calls_view import print_job, show_groups
 from tracecli.render.console import make_console
 from tracecli.render.diff import text_diff
-from tracecli.render.diff_report import describe, diff_json, stat_rows, step_diffs, whole_diff
+from tracecli.render.diff_report import describe, diff_json, segments_diff_json, stat_rows, step_diffs, whole_diff
 from tracecli.render.diff_view import print_diff, print_side_by_side, print_stat, print_text_diff
 from tracecli.render.examine_view import examine_json, print_examine
 from tracecli.render.groups import group_calls
@@ -95,6 +97,9 @@ class DiffReport:
     def __post_init__(self) -> None:
         self.per_call = []
         for call in self.job.calls:
+            if call.segments:  # each segment through the passes, as `trace` shows them all
+                self.per_call.append(segments_diff_json(self.job, call, self.depth))
+                continue
             report = diff_json(self.job, call.stages, self.depth) if self._shows("forward", call) else {}
             if self._shows("backward", call):
                 report["backward"] = diff_json(self.job, call.backward_stages, self.depth)
@@ -110,6 +115,11 @@ class DiffReport:
         return any(report.get("changed") or report.get("backward", {}).get("changed") for report in self.per_call)
 
     def _stages_text(self, call) -> str:
+        if call.segments:  # where the call was cut and what it read are part of what prints
+            whole = {v.name for v in call.program.trace.inputs}
+            texts = [segments_text(call.segments, whole, self.depth)]
+            texts += [format_trace(stage.trace, self.depth) for segment in call.segments for stage in segment.stages]
+            return "\0".join(texts)
         stages = [*call.stages, *call.backward_stages]
         return "\0".join(format_trace(stage.trace, self.depth) for stage in stages)
 
@@ -123,6 +133,9 @@ class DiffReport:
     def text(self, console: Console) -> None:
         def show(group) -> None:
             call = group.calls[0]
+            if call.segments:
+                show_segments(console, call, self.depth, self.layout)
+                return
             if self._shows("forward", call):
                 show_stages(console, call.stages, self.depth, self.layout)
             if self._shows("backward", call):
@@ -132,6 +145,20 @@ class DiffReport:
 
         show_groups(console, self.job, group_calls(self.job.calls, self._stages_text), show,
                     all_traces=self.all_traces, dynamic_option=self.dynamic_option)
+
+
+def show_segments(console: Console, call, depth: float, layout: DiffLayout) -> None:
+    """Each segment's diff through the passes, headed as `trace` heads the segment (after
+    the passes: the names it reads and hands on are theirs)."""
+    whole = {v.name for v in call.program.trace.inputs}
+    for number, segment in enumerate(call.segments, 1):
+        if number > 1:
+            console.print()
+        for k, line in enumerate(heading(segment, number, len(call.segments), whole)):
+            console.print(Text(line, style="bold" if k == 0 else ""), soft_wrap=True)
+        show_stages(console, segment.stages, depth, layout)
+        for line in later_reads(segment):
+            console.print(Text(line), soft_wrap=True)
 
 
 def show_stages(console: Console, stages, depth: float, layout: DiffLayout) -> None:

@@ -50,11 +50,12 @@ _INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 _MOST_VALUES_KEPT = 64  # more distinct values than this: drawn as any integer tensor is
 
 
-def _region_functions(trace: Trace) -> list[str]:
+def _region_functions(traces: list[Trace]) -> list[str]:
     """A fused trace's regions as the functions the torch executor runs for them, bound
     under their namespace (`inductor.fusion0`): the saved file runs, and traced again it
-    records the members."""
-    regions = [b for b in trace.bsyms if is_region(b)]
+    records the members. (Several traces: the segments of one call, their regions'
+    names told apart by `distinct_regions`.)"""
+    regions = [b for trace in traces for b in trace.bsyms if is_region(b)]
     if not regions:
         return []
     lines = ["from types import SimpleNamespace", "", ""]
@@ -66,24 +67,31 @@ def _region_functions(trace: Trace) -> list[str]:
     return [*lines, "", ""]
 
 
-def _function_defs(trace: Trace) -> list[str]:
+def _function_defs(traces: list[Trace]) -> list[str]:
     """Each call kept whole (a custom autograd.Function's, core/functions.py) as the
     function the trace calls it by: what it runs, its subsymbols. Traced again, the file
     records those ops in its place."""
-    calls = [b for b in trace.bsyms if is_function_call(b)]
-    if not calls:
-        return []
-    bindings = Bindings.for_trace(trace)
     lines: list[str] = []
-    defined: set[str] = set()
-    for bsym in calls:
-        name = bindings.spell(bsym.symbol.impl)
-        if name in defined:
-            continue  # a call of the same symbol runs the same ops: one function serves both
-        defined.add(name)
-        fn = function_trace(bsym, name, trace.names)
-        lines += [format_trace(fn, codegen=True, bindings=bindings).rstrip("\n"), "", ""]
+    defined: dict[str, int] = {}  # the name a function is defined by -> the id of what it runs
+    for trace in traces:
+        calls = [b for b in trace.bsyms if is_function_call(b)]
+        bindings = Bindings.for_trace(trace) if calls else None
+        for bsym in calls:
+            name = bindings.spell(bsym.symbol.impl)
+            if name in defined:
+                _refuse_clash(name, defined[name], bsym.symbol.impl)
+                continue  # a call of the same symbol runs the same ops: one function serves both
+            defined[name] = id(bsym.symbol.impl)
+            fn = function_trace(bsym, name, trace.names)
+            lines += [format_trace(fn, codegen=True, bindings=bindings).rstrip("\n"), "", ""]
     return lines
+
+
+def _refuse_clash(name: str, defined: int, obj: object) -> None:
+    """Two segments of a call that name different objects alike cannot share one file."""
+    if defined != id(obj):
+        raise UserError(f"--save: the segments refer to two different objects as `{name}` ({_describe(obj)} is "
+                        "one), which one file cannot hold; nothing was written")
 
 
 def _defined_here(trace: Trace) -> set[int]:
@@ -105,9 +113,14 @@ def _rebuilt(obj: object) -> str | None:
     return None if path is None else f"under_autocast({path}, {device_type!r}, {dtype})"
 
 
-def _rebuilt_objects(trace: Trace) -> list[str]:
+def _rebuilt_objects(traces: list[Trace]) -> list[str]:
     imports, lines = [], []
-    for name, obj in Bindings.for_trace(trace).bound.items():
+    seen: dict[str, int] = {}
+    for name, obj in ((name, obj) for trace in traces for name, obj in Bindings.for_trace(trace).bound.items()):
+        if name in seen:  # the same object bound in another segment: built once
+            _refuse_clash(name, seen[name], obj)
+            continue
+        seen[name] = id(obj)
         module = getattr(obj, "tracecli_module", None)
         if module is not None:
             imports.append(f"from {module} import {obj.__name__}" + (f" as {name}" if name != obj.__name__ else ""))
@@ -120,15 +133,25 @@ def _rebuilt_objects(trace: Trace) -> list[str]:
     return [*imports, "", *lines, "", ""] if lines else [*imports, "", ""]
 
 
+def helpers(traces: list[Trace]) -> list[str]:
+    """What the traces' code needs defined before it: regions, rebuilt objects, functions."""
+    return [*_region_functions(traces), *_rebuilt_objects(traces), *_function_defs(traces)]
+
+
+def sample_inputs_lines(inputs, examples: list | None) -> list[str]:
+    """`def sample_inputs(device)` making `inputs` (trace input values); `examples`: the
+    traced call's objects for them, one each, when at hand."""
+    lines = ["def sample_inputs(device):", "    # Inputs of the traced shapes and dtypes; constants as they were traced."]
+    examples = examples if examples is not None and len(examples) == len(inputs) else [None] * len(inputs)
+    args = [_make_input(v, e) for v, e in zip(inputs, examples, strict=True)]
+    lines.append(f"    return ({', '.join(args)}{',' if len(args) == 1 else ''})")
+    return lines
+
+
 def trace_file(trace: Trace, depth: float, examples: list | None = None) -> str:
     """`examples`: the traced call's inputs, one per trace input, when they are at hand."""
-    lines = [script_header(), "", *_region_functions(trace), *_rebuilt_objects(trace), *_function_defs(trace),
-             format_trace(trace, depth).rstrip("\n"), "", ""]
-    lines.append("def sample_inputs(device):")
-    lines.append("    # Inputs of the traced shapes and dtypes; constants as they were traced.")
-    examples = examples if examples is not None and len(examples) == len(trace.inputs) else [None] * len(trace.inputs)
-    args = [_make_input(v, e) for v, e in zip(trace.inputs, examples, strict=True)]
-    lines.append(f"    return ({', '.join(args)}{',' if len(args) == 1 else ''})")
+    lines = [script_header(), "", *helpers([trace]), format_trace(trace, depth).rstrip("\n"), "", ""]
+    lines += sample_inputs_lines(trace.inputs, examples)
     lines += ["", "", 'if __name__ == "__main__":', f"    print({trace.name}(*sample_inputs({trace.info.device!r})))", ""]
     return "\n".join(lines)
 
@@ -157,13 +180,14 @@ def unsaveable(trace: Trace) -> list[str]:
     return found
 
 
-def check_saveable(stages) -> None:
-    """Refuse, naming what is at fault, before anything is written."""
+def check_saveable(stages, part: str = "") -> None:
+    """Refuse, naming what is at fault, before anything is written. `part`: which part
+    of the call the stages are (` of segment 2 of 3`), said in the error."""
     for stage in stages:
         found = unsaveable(stage.trace)
         if found:
             raise UserError(
-                f"--save: the {stage.name} trace cannot be a self-contained runnable file: it refers to "
+                f"--save: the {stage.name} trace{part} cannot be a self-contained runnable file: it refers to "
                 + ", ".join(found)
                 + ", which only the script itself can provide; nothing was written"
             )
@@ -184,14 +208,20 @@ def save_stages(directory: str, stages, depth: float, report: dict, examples: li
     """Write `00-initial.py`, `01-<pass>.py`, ... and `report.json` into `directory`.
     `examples`: the traced call's inputs, whose integer values the sample inputs keep."""
     check_saveable(stages)
-    names = [f"{i:02d}-{stage.name.replace(':', '-')}.py" for i, stage in enumerate(stages)]
+    return write_stage_files(directory, [stage.name for stage in stages],
+                             [trace_file(stage.trace, depth, examples) for stage in stages], report)
+
+
+def write_stage_files(directory: str, stage_names: list[str], texts: list[str], report: dict) -> list[str]:
+    """`00-initial.py`, ... holding `texts`, and `report.json`, all or nothing."""
+    names = [f"{i:02d}-{name.replace(':', '-')}.py" for i, name in enumerate(stage_names)]
     parent = os.path.dirname(os.path.abspath(directory)) or "."
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".tracecli-save-", dir=parent)
     try:
-        for name, stage in zip(names, stages, strict=True):
+        for name, text in zip(names, texts, strict=True):
             with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
-                f.write(trace_file(stage.trace, depth, examples))
+                f.write(text)
         with open(os.path.join(staging, "report.json"), "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)
             f.write("\n")
