@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 import torch.fx
+from breaks_bench import bench_breaks, print_breaks
 from executors_bench import bench_executors, executor_targets, print_executors
 from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
@@ -208,7 +209,7 @@ def print_summary(
     tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow],
     executors: list[tuple[str, str, str, bool]],
 ) -> None:
-    print("9. Against the design targets")
+    print("10. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -264,6 +265,14 @@ def print_environment(clock: Clock) -> None:
 PASS_REPS = 5
 
 
+def _breaks(quick: bool, clock: Clock) -> list:
+    # The chain at tiny and at 256x256 tensors: where a cut's cost shows, and where the
+    # ops' own work begins to hide it.
+    configs = [(16, (8,)), (64, (8,)), (64, (256, 256))]
+    with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp, contextlib.chdir(tmp):
+        return bench_breaks(Path(tmp), configs[:2] if quick else configs, 5 if quick else 15, clock)
+
+
 def _pass_sizes(quick: bool) -> list[int]:
     return [1_000, 10_000] if quick else [10_000, 100_000]
 
@@ -272,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
-    parser.add_argument("--only", choices=["passes", "training"],
-                        help="run one section alone (no summary): passes, training")
+    parser.add_argument("--only", choices=["passes", "training", "breaks"],
+                        help="run one section alone (no summary): passes, training, breaks")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
@@ -289,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "training":
         print_training(bench_training(1 if args.quick else 3))
+        return 0
+    if args.only == "breaks":
+        print_breaks(_breaks(args.quick, clock))
         return 0
     # Measured first, printed in its place: after the sections before it ran in this
     # process, torch.compile of the Hugging Face GPT-2 training step fails.
@@ -311,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     executors = bench_executors(3 if args.quick else 7)
     print_executors(executors)
     print_training(training)
+    print_breaks(_breaks(args.quick, clock))
     print_summary(tracing, execution, passes, verifying, executor_targets(executors))
     return 0
 
