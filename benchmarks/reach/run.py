@@ -8,6 +8,8 @@ matches, next to what torch.compile(fullgraph=True, backend="eager") captures an
     python -m benchmarks.reach.run --set functions --update-expected
     python -m benchmarks.reach.run -k levit --keep /tmp/reach   # keep the scripts to rerun by hand
     python -m benchmarks.reach.run --list                    # the cases, and what each exercises
+    python -m benchmarks.reach.run --set functions --fullgraph --out /tmp/before.txt
+    python -m benchmarks.reach.run --set functions --compare /tmp/before.txt   # graph breaks: before and after
 
 Each case is a script (benchmarks/reach/functions/*.py, or a model script made from
 models.py) run through `tracecli run SCRIPT:ENTRY --no-timing` and `tracecli examine`, and
@@ -15,6 +17,13 @@ through torch.compile. The work happens in worker processes, so a case that hang
 stopped at its timeout and one that kills its process is reported, not lost; the models
 each get a process of their own. The summary is deterministic: the same tracecli and
 torch give the same text, which --out writes and --compare reads back.
+
+--fullgraph passes `--fullgraph` to both tracecli commands (one trace or an error: a read
+of a tensor's value is refused with exit 2, as before graph breaks, instead of cutting the
+trace into segments); the torch.compile reference is the same either way (it always asks
+for fullgraph=True), and the summary's first line says when it was given. A run with it
+and one without, the second with --compare on the first, give the counts before and
+after graph breaks.
 """
 
 from __future__ import annotations
@@ -55,7 +64,7 @@ def all_cases() -> list[Case]:
 
 # -- the worker: runs tasks ("KIND/NAME/PHASE") and reports each as a JSON line ----------
 
-def worker(tasks: list[str], root: Path) -> int:
+def worker(tasks: list[str], root: Path, fullgraph: bool = False) -> int:
     report = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # whatever the cases print goes to the log, not into the reports
     lookup = {f"{case.kind}/{case.name}": case for case in all_cases()}
@@ -64,7 +73,8 @@ def worker(tasks: list[str], root: Path) -> int:
         report.write(json.dumps({"start": task}) + "\n")
         start = time.perf_counter()
         try:
-            outcome = run_tracecli(lookup[key], root) if phase == "tracecli" else run_compile(lookup[key], root)
+            outcome = (run_tracecli(lookup[key], root, fullgraph=fullgraph) if phase == "tracecli"
+                       else run_compile(lookup[key], root))
         except Exception as exc:  # the harness's own failure, kept apart from the measurement
             traceback.print_exc()
             outcome = Outcome(CRASHED, f"harness: {type(exc).__name__}: {exc}")
@@ -91,8 +101,10 @@ class Worker:
 
 
 class Scheduler:
-    def __init__(self, root: Path, jobs: int, timeouts: dict[str, float], total: int, quiet: bool):
+    def __init__(self, root: Path, jobs: int, timeouts: dict[str, float], total: int, quiet: bool,
+                 fullgraph: bool = False):
         self.root, self.jobs, self.timeouts, self.total, self.quiet = root, jobs, timeouts, total, quiet
+        self.fullgraph = fullgraph
         self.results: dict[str, tuple[Outcome, float]] = {}
         self.selector = selectors.DefaultSelector()
         self.spawned = 0
@@ -137,7 +149,8 @@ class Scheduler:
         log = open(self.root / f"worker-{self.spawned}.log", "wb")  # noqa: SIM115 - the child owns it
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.reach.run", "--worker", "--root", str(self.root), *tasks],
+            [sys.executable, "-m", "benchmarks.reach.run", "--worker", "--root", str(self.root),
+             *(["--fullgraph"] if self.fullgraph else []), *tasks],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=log, env=env, start_new_session=True)
         log.close()
         w = Worker(proc, tasks)
@@ -243,8 +256,8 @@ def _opaque(kind: str, cases: list[Case], results) -> list[str]:
     return [f"  {op} ({len(names)}): {', '.join(names)}" for op, names in sorted(reached.items())] or ["  (none)"]
 
 
-def summary(cases: list[Case], results, phases: tuple[str, ...]) -> str:
-    lines = [f"reach · {versions()}", ""]
+def summary(cases: list[Case], results, phases: tuple[str, ...], fullgraph: bool = False) -> str:
+    lines = [f"reach · {versions()}" + (" · tracecli --fullgraph" if fullgraph else ""), ""]
     kinds = [k for k in KINDS if any(c.kind == k for c in cases)]
     for kind in kinds:
         lines += _counts_table(kind, [c for c in cases if c.kind == kind], results, phases)
@@ -323,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the summary (without timings) to this file")
     parser.add_argument("--compare", type=Path, help="a summary written by --out: the counts before and now")
     parser.add_argument("--update-expected", action="store_true", help=f"rewrite {EXPECTED.name} from this run's functions")
+    parser.add_argument("--fullgraph", action="store_true",
+                        help="pass --fullgraph to tracecli's run and examine: a read of a tensor's value is\n"
+                             "refused (exit 2) instead of cut into segments; torch.compile is unchanged")
     parser.add_argument("--keep", type=Path, help="write the scripts and logs here and keep them")
     parser.add_argument("--list", action="store_true", help="list the chosen cases and what each exercises")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
@@ -331,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tasks", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return worker(args.tasks, args.root)
+        return worker(args.tasks, args.root, args.fullgraph)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the workers are stopped too
 
     kinds = KINDS if args.set == "all" else (args.set,)
@@ -343,11 +359,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.update_expected and (args.pattern or "functions" not in kinds):
         parser.error("--update-expected needs the whole function set")
+    if args.update_expected and args.fullgraph:
+        parser.error("--update-expected records tracecli's default run: leave out --fullgraph")
     phases = ("tracecli",) if args.no_compile else PHASES
     timeouts = {"functions": args.timeout or 60.0, "models": args.timeout or 300.0}
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="reach-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    scheduler = Scheduler(workdir.resolve(), args.jobs, timeouts, len(cases) * len(phases), args.quiet)
+    scheduler = Scheduler(workdir.resolve(), args.jobs, timeouts, len(cases) * len(phases), args.quiet,
+                          args.fullgraph)
     took = {}
     for kind in kinds:
         chosen = [c for c in cases if c.kind == kind]
@@ -355,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.monotonic()
             scheduler.run(batches_for(kind, chosen, phases, args.jobs))
             took[kind] = time.monotonic() - start
-    text = summary(cases, scheduler.results, phases)
+    text = summary(cases, scheduler.results, phases, args.fullgraph)
     print(text, end="")
     print("\n" + " · ".join(f"{kind} took {seconds:.0f} s" for kind, seconds in took.items()))
     if args.keep:

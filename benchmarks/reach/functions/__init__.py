@@ -14,7 +14,7 @@ from pathlib import Path
 from benchmarks.reach.harness import Case
 
 HERE = Path(__file__).resolve().parent
-FILES = ["containers", "pyfeatures", "builtin_calls", "numpy_calls", "type_queries", "objects", "state"]
+FILES = ["containers", "pyfeatures", "builtin_calls", "numpy_calls", "type_queries", "objects", "state", "breaks"]
 
 SAMPLE_INPUTS = '''
 
