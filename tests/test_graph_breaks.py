@@ -226,3 +226,72 @@ def test_a_call_run_eagerly_is_one_break_in_examine_and_refused_with_fullgraph(c
         ("return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)", 4)]
     assert all(b["reason"].endswith("; it runs eagerly") for b in breaks)
     assert_user_error(cli("run", path, "--fullgraph"), "select.py:8:", "indexing with a boolean mask")
+
+
+RESHAPES = """
+    import torch
+
+
+    def f(x):
+        y = torch.sin(x) * 2
+        if y.sum() > 0:
+            y = y + 1
+        z = y.reshape(x.shape[0] * x.shape[1])
+        return torch.cos(z) + torch.zeros(y.shape[0] * y.shape[1])
+"""
+MAIN = """
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        for n in (4, 6, 8, 4):
+            f(torch.randn(n, 3))
+"""
+SAMPLE = """
+
+    def sample_inputs(device):
+        return (torch.randn(4, 3, device=device),)
+"""
+
+
+def test_dynamic_segments_take_the_sizes_they_read_from_the_calls_inputs(cli, tmp_path):
+    # Each segment is symbolic: one trace, its segments' code made once, serves every size.
+    path = write(tmp_path, "reshapes.py", RESHAPES + MAIN)
+    result = cli("run", path, "--dynamic", "--no-timing", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "def f_2(t1, x):" in out and "(s0, s1) = prims.shape(x)" in out
+    assert "1 trace for 4 calls; every call matches eager" in out
+    path = write(tmp_path, "sampled.py", RESHAPES + SAMPLE)
+    sized = cli("run", path, "--dynamic", "--sizes", "s0=5,s1=2", "--sizes", "s0=9,s1=7", "--no-timing",
+                "--color", "never")
+    assert sized.exit_code == 0, sized.output
+    assert "1 trace for 3 calls; every call matches eager" in sized.stdout
+    assert "s0=9, s1=7" in sized.stdout
+
+
+def test_a_cut_inside_no_grad_leaves_the_grad_mode_as_eager_does(cli, tmp_path):
+    # The Python between the segments runs its `with torch.no_grad():` for real; each
+    # segment runs in the mode it was traced in and leaves the program's as it found it.
+    path = write(tmp_path, "decode.py", """
+        import torch
+
+        NET = torch.nn.Linear(4, 1)
+
+
+        def decode(x):
+            with torch.no_grad():
+                if x.sum() > 0:
+                    x = x * 2
+                return x + 1
+
+
+        if __name__ == "__main__":
+            x = torch.ones(2, 4)
+            for _ in range(3):
+                y = decode(x)
+                assert torch.is_grad_enabled()
+            NET(y).pow(2).mean().backward()
+    """)
+    result = cli("run", path, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "2 more calls with this trace match eager" in result.stdout

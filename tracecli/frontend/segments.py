@@ -23,6 +23,8 @@ from __future__ import annotations
 import operator
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 import torch
@@ -31,6 +33,7 @@ from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue, Value
+from tracecli.ops.prims.autograd import SAVED_GRAD_MODES
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,12 @@ class Segmenting:
     copies: dict[int, torch.Tensor] = field(default_factory=dict)  # id(real tensor) -> its copy, when shadowing
     # Per segment (by number), the bound symbols trace_of last split out and what they read.
     inputs_of: dict[int, tuple] = field(default_factory=dict)
+    # With symbolic sizes: a segment with the sizes it reads bound (frontend/symbolic.py).
+    bind_sizes: Callable[[Trace], Trace] | None = None
+    # The grad mode the call was entered in, and the one the segment being traced
+    # starts in (the program's `with torch.no_grad():` may span a cut).
+    entry_grad_mode: bool = True
+    start_grad_mode: bool = True
 
     def hold(self, value: Value, obj: object) -> None:
         """An input of the call (an argument, a module's tensor, a captured tensor): what
@@ -106,16 +115,36 @@ class Segmenting:
             obj = copy
         self.real[value.name] = obj
 
-    def cut(self, bsyms: list[BoundSymbol], live: list[Value], why: Break) -> None:
-        """End the segment being traced at a break: run it, keeping the values of `live`."""
+    def cut(self, bsyms: list[BoundSymbol], live: list[Value], why: Break, grad_mode: bool) -> None:
+        """End the segment being traced at a break: run it, keeping the values of `live`.
+        `grad_mode`: the one the calls recorded last ran in, where the next segment starts."""
         recorded = tuple(bsyms[self.start:])
         outputs = _kept(_made(recorded), live)
         trace = self.trace_of(recorded, outputs, len(self.cuts) + 1)
-        got = self.runner.run(trace, [self.real[v.name] for v in trace.inputs], last=False)
+        with self._grad_mode_kept():
+            got = self.runner.run(trace, [self.real[v.name] for v in trace.inputs], last=False)
         for value, obj in zip(outputs, got, strict=True):
             self.real[value.name] = obj
         self.cuts.append((len(bsyms), outputs, why))
         self.start = len(bsyms)
+        self.start_grad_mode = grad_mode
+
+    @contextmanager
+    def _grad_mode_kept(self) -> Iterator[None]:
+        """A segment runs in the grad mode it was traced in, and leaves the program's as it
+        found it: the Python between the segments runs for real, its `with
+        torch.no_grad():` too. A segment that starts inside such a block and leaves it
+        (`restore_grad_enabled`) goes back to the entry's mode, as the whole trace would."""
+        saved = SAVED_GRAD_MODES
+        depth, mode = len(saved), torch.is_grad_enabled()
+        if self.start_grad_mode is not self.entry_grad_mode:
+            saved.append(self.entry_grad_mode)
+        torch._C._set_grad_enabled(self.start_grad_mode)
+        try:
+            yield
+        finally:
+            del saved[depth:]
+            torch._C._set_grad_enabled(mode)
 
     def ran_eagerly(self, bsyms: list[BoundSymbol], outputs: tuple[Value, ...], got: list, why: Break) -> None:
         """End a segment the tracer ran itself: the call it could not trace, run eagerly
@@ -160,9 +189,9 @@ class Segmenting:
         missing = [v.name for v in inputs if v.name not in self.real]
         if missing:
             raise KeyError(f"segment {number} reads {', '.join(missing)}, which nothing before it kept")
-        if info is None:
-            return Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output)
-        return Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output, info)
+        trace = (Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output) if info is None
+                 else Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output, info))
+        return trace if self.bind_sizes is None else self.bind_sizes(trace)
 
     def segments(self, bsyms: tuple[BoundSymbol, ...], output, info) -> list[Segment]:
         """The call's segments once it is traced, from its final bound symbols (named after
@@ -179,8 +208,8 @@ class Segmenting:
 
     def finish(self, last: Segment) -> object:
         """Run the last segment (unless the call is being traced): what the call returns."""
-        got = self.runner.run(last.trace, [self.real[v.name] for v in last.trace.inputs], last=True)
-        return got
+        with self._grad_mode_kept():
+            return self.runner.run(last.trace, [self.real[v.name] for v in last.trace.inputs], last=True)
 
 
 def live_values(proxies: dict[str, object], everything: bool) -> list[Value]:
@@ -303,7 +332,7 @@ def run_eagerly(tracer, func, vargs: tuple, vkwargs: dict, source: SourceLocatio
     if len(tracer.recorder.bsyms) == segmenting.start and segmenting.cuts and all(v.name in segmenting.real for v in read):
         segmenting.retitle(why)  # right after another cut: the segment after it is this call
     else:
-        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *read], why)
+        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *read], why, tracer.recorder.grad_mode)
     def real(leaf):
         return segmenting.real.get(leaf.name, leaf) if isinstance(leaf, Value) else leaf
 
@@ -332,7 +361,8 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
     cut = value.name not in segmenting.real
     if cut:
         reason = BREAKING_READS[name] + (f", in {inside}" if inside else "")
-        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), value], Break(source, reason))
+        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), value], Break(source, reason),
+                       tracer.recorder.grad_mode)
     real = segmenting.value(value)
     with torch._C.DisableTorchFunctionSubclass():
         got = func(real, *args[1:], **kwargs)

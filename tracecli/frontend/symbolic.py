@@ -244,5 +244,24 @@ def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
     return tuple(out)
 
 
-__all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "finish", "symbolic_inputs"]
+def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) -> Trace:
+    """A piece of a call's trace (a segment, cut where Python read a value) with each
+    size symbol it reads bound by a `prims.shape` of the call's input it comes from, as
+    `finish` binds them in a whole trace; that input is handed to the piece too."""
+    needed: set[str] = set()
+    for bsym in piece.bsyms:
+        needed |= sizes_read(bsym)
+    needed |= {v.name for v in values_in(piece.output) if isinstance(v, NumberValue) and v.is_size}
+    have = {v.name for v in piece.inputs}
+    extra: dict[str, TensorValue] = {}
+    for name in sorted(needed):
+        info = env.dims.get(name)
+        origin = info.origin.partition(".shape[")[0] if info is not None else None
+        if origin is not None and origin not in have and origin in call_inputs:
+            extra[origin] = call_inputs[origin]
+    piece = piece.replace(inputs=piece.inputs + tuple(extra.values())) if extra else piece
+    return piece.replace(bsyms=_bound(piece, env))
+
+
+__all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "finish", "symbolic_inputs"]
 

@@ -32,7 +32,7 @@ from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
 from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import Symbol, pop_handler, push_handler
-from tracecli.core.trace import Trace, TraceInfo
+from tracecli.core.trace import Trace, TraceInfo, substitute_sizes
 from tracecli.core.values import NumberValue, TensorType, TensorValue
 from tracecli.frontend.aliasing import AliasError, Aliasing
 from tracecli.frontend.arguments import (
@@ -80,6 +80,7 @@ from tracecli.frontend.symbolic import (
     DimPolicy,
     IndexWatch,
     SymSize,
+    bound_sizes,
     contiguous_strides,
     finish,
     locate,
@@ -1067,9 +1068,13 @@ def trace_callable(
     # The printed function is Python: `<lambda>` becomes `_lambda_`.
     trace_name = sanitize(name or getattr(fn, "__name__", None) or type(fn).__name__)
     if segments is not None:
-        tracer.segmenting = Segmenting(segments, trace_name)
+        mode = tracer.recorder.entry_grad_mode
+        tracer.segmenting = Segmenting(segments, trace_name, entry_grad_mode=mode, start_grad_mode=mode)
         for value, obj in zip(input_values, input_objs, strict=True):
             tracer.segmenting.hold(value, obj)
+        if env is not None:
+            by_name = {v.name: v for v in input_values if isinstance(v, TensorValue)}
+            tracer.segmenting.bind_sizes = lambda piece: bound_sizes(piece, env, by_name)
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())
@@ -1117,7 +1122,8 @@ def trace_callable(
     try:
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
-        with (_Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), gc_paused(), sizes,
+        # gc_paused first: a collection while the overrides are set up would count as theirs.
+        with (gc_paused(), _Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), sizes,
               tracer.training.optimizers()):
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
@@ -1159,6 +1165,9 @@ def trace_callable(
         hints = tracer.hints.finish()
     finally:
         pop_handler()
+        # The frame holds the tracer and the tracer the frame: a cycle only a collection
+        # would free, with everything the call made (a served call traces every time).
+        tracer.root = None
         if tracer.segmenting is not None:
             VALUE_READERS.pop()
         watch.rollback(writes)
@@ -1178,13 +1187,15 @@ def trace_callable(
         inputs=tuple(input_values), bsyms=bsyms, output=output,
         info=replace(info or TraceInfo(entry=trace_name, device=device or "cpu"), captured=captured),
     )
+    unbound = trace  # the bound symbols as recorded: where each cut fell among them
     if env is not None:
         trace = finish(trace, env, registry, tracer.dim_hints.hints)
+        unbound = substitute_sizes(unbound, env.replacements) if env.replacements else unbound
     n_module = len({id(t) for _, t, _, _ in module_tensors(fn)}) if isinstance(fn, torch.nn.Module) else 0
     given = bind_entry(fn, args, kwargs).arguments
     cut, result = (), None
     if tracer.segmenting is not None:
-        cut = tuple(tracer.segmenting.segments(trace.bsyms, trace.output, trace.info))
+        cut = tuple(tracer.segmenting.segments(unbound.bsyms, unbound.output, trace.info))
         result = tracer.segmenting.finish(cut[-1])
     return TracedProgram(trace, input_objs, fn, n_lifted, n_module + n_lifted, tracer.homes + tracer.training.homes,
                          tracer.rereads, tracer.training.settings, tracer.training.first_step,

@@ -307,7 +307,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     if policy is not None:
         _run_sizes(script, entry, fn, result, policy, input_specs, size_calls, device=device, seed=seed,
                    execute=execute, repeat=repeat, stamp=not available, steps=steps or [], check=check,
-                   executor=executor)
+                   executor=executor, fullgraph=fullgraph)
         return result
     args, kwargs = _entry_inputs(script, input_specs, device, seed)
     # Segments run where the trace is cut: on a device this machine has.
@@ -330,7 +330,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
 
 def _segmented(script: Script, entry: str, program: TracedProgram, runner: SegmentRunner, fn, args: tuple,
                kwargs: dict, *, device: str, seed: int, execute: bool, repeat: int, grad: bool,
-               eager: Callable | None = None) -> TracedCall:
+               eager: Callable | None = None, dims: DimPolicy | None = None) -> TracedCall:
     """A call whose trace was cut where Python read a value: its segments through the
     passes, and with `execute`, served by them and compared with eager."""
     if grad:
@@ -343,7 +343,7 @@ def _segmented(script: Script, entry: str, program: TracedProgram, runner: Segme
     if execute:
         try:
             call.report = check_segmented(program, runner, fn, args, kwargs, seed=seed, device=device, repeat=repeat,
-                                          options=_replay_options(entry, program), eager=eager)
+                                          options=_replay_options(entry, program, dims), eager=eager)
         except UserError:
             raise
         except ProxyEscapedError as exc:
@@ -353,9 +353,10 @@ def _segmented(script: Script, entry: str, program: TracedProgram, runner: Segme
     return call
 
 
-def _replay_options(entry: str, program: TracedProgram) -> dict:
-    """How a call of a program traced in segments is traced again when served."""
-    return {"name": entry, "info": program.trace.info}
+def _replay_options(entry: str, program: TracedProgram, dims: DimPolicy | None = None) -> dict:
+    """How a call of a program traced in segments is traced again when served: with
+    symbolic sizes (`dims`), so a segment's code serves every size its guards allow."""
+    return {"name": entry, "info": program.trace.info, "dims": dims}
 
 
 def _sample_grads(script: Script, device: str) -> list | None:
@@ -385,15 +386,17 @@ def _instantiate(script: Script, entry: str, cls: type) -> torch.nn.Module:
 
 def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPolicy, input_specs: list[str] | None,
                size_calls: list[dict[str, int]], *, device: str, seed: int, execute: bool, repeat: int, stamp: bool,
-               steps: list[Step], check: bool, executor: str) -> None:
+               steps: list[Step], check: bool, executor: str, fullgraph: bool = True) -> None:
     """One call per size: the example's (sample_inputs, or the first --sizes with named
     dims), then each --sizes. A call runs the newest trace whose size check passes, or is
-    traced again; every call is compared with eager."""
+    traced again; every call is compared with eager. A program traced in segments serves
+    every call by tracing it again, its segments' code made once for every size."""
     named = policy.has_named
     given = list(size_calls) if named else [{}, *size_calls]
     example_args, example_kwargs = _entry_inputs(script, input_specs, device, seed, given[0])
     cache: list[tuple[SizeCheck, Callable, TracedCall, int]] = []
     first: Trace | None = None
+    segmented: tuple[TracedProgram, TracedCall, SegmentRunner] | None = None
     for number, sizes_given in enumerate(given):
         if number == 0:
             args, kwargs, sizes = example_args, example_kwargs, {}
@@ -402,6 +405,28 @@ def _run_sizes(script: Script, entry: str, fn, result: JobResult, policy: DimPol
             sizes = dim_sizes(first, {**given[0], **sizes_given} if named else sizes_given)
             generator = torch.Generator().manual_seed(seed + number)
             args, kwargs = resized_arguments(fn, example_args, example_kwargs, first, sizes, generator)
+        if number == 0 and not fullgraph and not stamp:
+            runner = SegmentRunner(executor, steps, check, shadow=True)
+            program = _trace_entry(script, entry, fn, args, kwargs, device, stamp, policy, segments=runner)
+            if program.in_segments:
+                call = _segmented(script, entry, program, runner, fn, args, kwargs, device=device, seed=seed,
+                                  execute=execute, repeat=repeat, grad=False, dims=policy)
+                call.served = [number]
+                result.calls.append(call)
+                result.sized.append(SizedCall(_sizes_of(program.trace, sizes, args, kwargs, program), 1, False,
+                                              report=call.report))
+                segmented = (program, call, runner)
+                first = program.trace
+                continue
+        if segmented is not None:
+            program, call, runner = segmented
+            call.served.append(number)
+            row = SizedCall(_sizes_of(program.trace, sizes, args, kwargs, program), 1, True)
+            if execute:
+                row.report = check_segmented(program, runner, fn, args, kwargs, seed=seed, device=device,
+                                             options=_replay_options(entry, program, policy))
+            result.sized.append(row)
+            continue
         found, failed = None, None
         for check_sizes, compiled, call, index in reversed(cache):
             failure = check_sizes.failure(call.program.inputs_for(args, kwargs))
@@ -538,7 +563,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
             # entry runs, since it may change it (`model.train()` at its start).
             found_state = guard_for(target, args, kwargs)
             busy.append(True)
-            runner = None if fullgraph or stamp or dims is not None else SegmentRunner(executor, steps, check, True)
+            runner = None if fullgraph or stamp else SegmentRunner(executor, steps, check, True)
             try:
                 program = _trace_entry(script, entry, target, args, kwargs, device, stamp, dims, found_state, runner)
                 if program.in_segments:
@@ -546,7 +571,7 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                     # again as it runs, its segments run compiled (jobs/segments.py).
                     state = torch.get_rng_state()
                     call = _segmented(script, entry, program, runner, target, args, kwargs, device=device, seed=seed,
-                                      execute=execute, repeat=repeat, grad=grad, eager=run_eagerly)
+                                      execute=execute, repeat=repeat, grad=grad, eager=run_eagerly, dims=dims)
                     call.served = []
                     torch.set_rng_state(state)
                     result.calls.append(call)
@@ -618,16 +643,22 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
         busy.append(True)
         try:
             later = len(call.served) - 1
-            if execute and later and _recheck_due(later):
+            # With symbolic sizes every call is compared, as a call a whole trace serves is.
+            due = later and (dims is not None or _recheck_due(later))
+            if execute and due:
                 state = torch.get_rng_state()
                 with quiet():
                     call.rechecks[number] = check_segmented(program, runner, target, args, kwargs, seed=seed,
-                                                            device=device, options=_replay_options(entry, program),
+                                                            device=device, options=_replay_options(entry, program, dims),
                                                             eager=run_eagerly)
                 torch.set_rng_state(state)
+            if dims is not None:
+                result.sized.append(SizedCall(_sizes_of(program.trace, {}, args, kwargs, program),
+                                              result.calls.index(call) + 1, bool(later),
+                                              report=call.rechecks.get(number) if later else call.report))
             if not execute:
                 return run_eagerly(*args, **kwargs)
-            return replay(target, args, kwargs, runner, **_replay_options(entry, program))
+            return replay(target, args, kwargs, runner, **_replay_options(entry, program, dims))
         finally:
             busy.pop()
 

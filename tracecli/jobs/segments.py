@@ -125,7 +125,7 @@ class SegmentRunner:
             # What an earlier segment hands on keeps the name the passes gave it there.
             trace = _renamed_inputs(segment.trace, {v.name: final[v.name] for v in segment.trace.inputs
                                                     if final.get(v.name, v.name) != v.name})
-            stages = run_pipeline(trace, self.steps, check=self.check)
+            stages = _handing_on_unique(run_pipeline(trace, self.steps, check=self.check), final, trace)
             self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
             after = segment.after
             if after is not None and after.reads:  # what Python read, by the names the passes gave
@@ -136,6 +136,27 @@ class SegmentRunner:
                                                                    values_in(stages[-1].trace.output), strict=False))
         self.shadow = False
         return shown
+
+
+def _handing_on_unique(stages: list[Stage], final: dict[str, str], trace: Trace) -> list[Stage]:
+    """The stages, the last one's outputs named apart from what earlier segments hand on
+    under another value: each segment's passes name its values alone (`a` reassigned
+    across a cut is `a` in both), and a later segment may be handed both."""
+    last = stages[-1].trace
+    ours = {v.name for v in values_in(trace.output)}
+    taken = {name for old, name in final.items() if old not in ours}
+    clashing = [v.name for v in values_in(last.output) if v.name in taken and v not in last.inputs]
+    if not clashing:
+        return stages
+    in_use = taken | last.names
+    names = {}
+    for name in dict.fromkeys(clashing):
+        n = 1
+        while f"{name}_{n}" in in_use:
+            n += 1
+        names[name] = f"{name}_{n}"
+        in_use = in_use | {names[name]}
+    return [*stages[:-1], replace(stages[-1], trace=map_trace(last, renamer(names)))]
 
 
 def _renamed_inputs(trace: Trace, names: dict[str, str]) -> Trace:

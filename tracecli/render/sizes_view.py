@@ -11,6 +11,7 @@ from rich.text import Text
 from tracecli.core.dims import Dim
 from tracecli.core.printing import format_trace
 from tracecli.jobs.runner import JobResult, SizedCall
+from tracecli.render.calls_view import call_text
 from tracecli.render.console import print_table
 from tracecli.render.groups import call_numbers
 from tracecli.render.text import print_report, print_trace
@@ -49,7 +50,7 @@ def print_sized(console: Console, job: JobResult, depth: float) -> None:
             served = [n for n in traced.served]
             calls = f"call {served[0] + 1}" if len(served) == 1 else f"calls {call_numbers(served)}"
             console.print(Text(f"── trace {k} of {len(job.calls)} · {calls} ──", style="bold"), soft_wrap=True)
-        print_trace(console, format_trace(traced.final, depth))
+        print_trace(console, call_text(traced, depth) if traced.segments else format_trace(traced.final, depth))
     console.print()
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     executed = any(c.report is not None for c in job.sized)
