@@ -175,7 +175,10 @@ def test_examine_lists_each_break_with_its_line_reason_and_count(cli, tmp_path):
     breaks = json.loads(result.stdout)["breaks"]
     assert [(b["source"], b["reason"], b["count"]) for b in breaks] == [
         ("if not torch.isfinite(loss):", "bool() of a tensor: a branch on its value", 5)]
-    assert cli("examine", f"{path}:train_step", "--strict").exit_code == 1
+    strict = cli("examine", f"{path}:train_step", "--strict")
+    assert strict.exit_code == 1
+    assert strict.stderr.strip().splitlines()[-1] == "tracecli: examine --strict fails: the trace is cut 5 times " \
+                                                     "(graph breaks)"
     assert cli("examine", f"{path}:train_step", "--fullgraph").exit_code == 1  # could not be traced, as before
 
 

@@ -164,7 +164,14 @@ def _examine(target: str, script_args: list[str], device, inputs, strict, fmt, c
     if report.job is not None:
         opt.announce_entry(report.job, color)
     emit(ExamineReport(report), fmt.value, color.value)
-    if report.untraceable or (strict and (report.opaque or report.breaks)):
+    if report.untraceable:
+        raise typer.Exit(1)
+    if strict and (report.opaque or report.breaks):
+        # One line a CI log shows: what --strict failed on (the report above says where).
+        cuts = sum(b.count for b in report.breaks)
+        failed = [f"{len(report.opaque)} opaque op{'s' if len(report.opaque) != 1 else ''}"] if report.opaque else []
+        failed += [f"the trace is cut {cuts} time{'s' if cuts != 1 else ''} (graph breaks)"] if report.breaks else []
+        typer.echo(f"tracecli: examine --strict fails: {' and '.join(failed)}", err=True)
         raise typer.Exit(1)
 
 
