@@ -298,3 +298,50 @@ def test_a_cut_inside_no_grad_leaves_the_grad_mode_as_eager_does(cli, tmp_path):
     result = cli("run", path, "--no-timing", "--color", "never")
     assert result.exit_code == 0, result.output
     assert "2 more calls with this trace match eager" in result.stdout
+
+
+def test_a_global_the_python_between_segments_changes_changes_once_per_call(cli, tmp_path):
+    # The check runs the call's Python twice (eagerly and served): the module's numbers
+    # are put back after each, so the program sees one change per call, as in eager.
+    path = write(tmp_path, "counter.py", """
+        import torch
+
+        N = 0
+
+
+        def f(x):
+            global N
+            if x.sum() > 0:
+                N += 1
+            print("N =", N)
+            return x * N
+
+
+        if __name__ == "__main__":
+            for sign in [-1.0, 1.0, 1.0]:
+                f(torch.ones(4, 4) * sign)
+    """)
+    result = cli("run", path, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.stdout.splitlines() if line.startswith("N =")] == ["N = 0", "N = 1", "N = 2"]
+    assert "2 more calls with this trace match eager" in result.stdout
+
+
+def test_a_view_written_after_a_cut_writes_its_base_in_the_next_segment(cli, tmp_path):
+    path = write(tmp_path, "view.py", """
+        import torch
+
+
+        def f(x):
+            y = (x * 2).view(16)
+            s = x.sum().item()
+            y.add_(s)
+            return y
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """)
+    result = cli("run", path, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "the output matches eager" in result.stdout

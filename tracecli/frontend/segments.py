@@ -316,7 +316,22 @@ def _live_at_cut(tracer) -> list[Value]:
     live = live_values(tracer.proxies, everything) + list(tracer.known.values())
     if everything:  # what a backward may read: inside decompositions too, once exposed
         live += _made(tracer.recorder.bsyms[tracer.segmenting.start:])
-    return live
+    return live + _bases_of(tracer.aliasing, live)
+
+
+def _bases_of(aliasing, live: list[Value]) -> list[Value]:
+    """What the views among `live` were taken from, up to the tensor owning the memory
+    (as it is now): a write into a view in a later segment writes them too."""
+    out = []
+    for value in live:
+        view = aliasing.views.get(value.name)
+        while view is not None:
+            out.append(view.parent)
+            current = aliasing.current.get(view.base)
+            if current is not None:
+                out.append(current)
+            view = aliasing.views.get(view.parent.name)
+    return out
 
 
 def run_eagerly(tracer, func, vargs: tuple, vkwargs: dict, source: SourceLocation | None, reason: str,

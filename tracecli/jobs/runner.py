@@ -3,6 +3,7 @@ against eager PyTorch. The CLI is a thin layer over `trace_script`."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
@@ -658,7 +659,9 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                                               report=call.rechecks.get(number) if later else call.report))
             if not execute:
                 return run_eagerly(*args, **kwargs)
-            return replay(target, args, kwargs, runner, **_replay_options(entry, program, dims))
+            # The first call's Python printed already, in the check's eager run.
+            with quiet() if not later and call.report is not None else contextlib.nullcontext():
+                return replay(target, args, kwargs, runner, **_replay_options(entry, program, dims))
         finally:
             busy.pop()
 

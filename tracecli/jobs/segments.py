@@ -12,6 +12,7 @@ nothing a segment's Python reads is ever a value of another call.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import enum
 import time
 from collections.abc import Callable
@@ -136,6 +137,22 @@ class SegmentRunner:
                                                                    values_in(stages[-1].trace.output), strict=False))
         self.shadow = False
         return shown
+
+
+def _globals_of(fn: Callable) -> dict:
+    """The module globals the entry's code reads and writes (`global N; N += 1`)."""
+    code_owner = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    return getattr(inspect.unwrap(code_owner), "__globals__", {})
+
+
+def _numbers_in(namespace: dict) -> dict:
+    """The plain numbers, strings and flags of a module's globals: what a global counter
+    or switch the Python between the segments changes is put back to after each run of
+    the check (it runs the Python twice, eagerly and served; the program, once)."""
+    return {k: v for k, v in namespace.items() if type(v) in _PLAIN}
+
+
+_PLAIN = (int, float, bool, str, type(None))
 
 
 def _handing_on_unique(stages: list[Stage], final: dict[str, str], trace: Trace) -> list[Stage]:
@@ -308,10 +325,13 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
     optimizers: list = []
     steps = (lambda: EagerSteps(state, optimizers)) if training else contextlib.nullcontext
 
+    module_globals = _globals_of(eager)
+
     def run(call: Callable) -> tuple:
         torch.manual_seed(seed)
         call_args, call_kwargs = cloned(args), cloned(kwargs)
         inputs = program.inputs_for(call_args, call_kwargs)
+        numbers = _numbers_in(module_globals)
         with steps():
             got = apart_from(call(call_args, call_kwargs), state)
             after = inputs[: len(inputs) - len(state)] + [cloned(t) for t in state]
@@ -319,6 +339,7 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
             kept = [apart_from(place.read(), state) for place in places]
         restore_tensors(state, saved)
         put_back(places, found)
+        module_globals.update(numbers)
         return got, after, grads, kept
 
     expected, eager_after, eager_grads, eager_kept = run(lambda a, k: eager(*a, **k))
