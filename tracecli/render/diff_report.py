@@ -56,10 +56,7 @@ def _lines(diff: TraceDiff) -> list[dict]:
     ]
 
 
-def diff_json(job, stages: list[Stage], depth: float) -> dict:
-    steps = step_diffs(stages, depth)
-    rows = stat_rows(stages)
-    whole = whole_diff(stages, depth)
+def _head(job, stages: list[Stage]) -> dict:
     return {
         "format": FORMAT_VERSION,
         "command": "diff",
@@ -67,6 +64,15 @@ def diff_json(job, stages: list[Stage], depth: float) -> dict:
         "entry": job.entry,
         "device": job.device,
         "passes": [s.name for s in stages[1:]],
+    }
+
+
+def diff_json(job, stages: list[Stage], depth: float) -> dict:
+    steps = step_diffs(stages, depth)
+    rows = stat_rows(stages)
+    whole = whole_diff(stages, depth)
+    return {
+        **_head(job, stages),
         "changed": whole.changed,
         "before": format_trace(stages[0].trace, depth),
         "after": format_trace(stages[-1].trace, depth),
@@ -101,12 +107,7 @@ def segments_diff_json(job, call, depth: float) -> dict:
         report = diff_json(job, segment.stages, depth)
         segments.append({**segment_json(segment, whole), **{key: report[key] for key in _PER_TRACE}})
     return {
-        "format": FORMAT_VERSION,
-        "command": "diff",
-        "script": job.script.display,
-        "entry": job.entry,
-        "device": job.device,
-        "passes": [s.name for s in call.segments[0].stages[1:]],
+        **_head(job, call.segments[0].stages),
         "changed": any(segment["changed"] for segment in segments),
         "segments": segments,
     }
