@@ -345,3 +345,25 @@ def test_a_view_written_after_a_cut_writes_its_base_in_the_next_segment(cli, tmp
     result = cli("run", path, "--no-timing", "--color", "never")
     assert result.exit_code == 0, result.output
     assert "the output matches eager" in result.stdout
+
+
+def test_examine_counts_each_break_by_the_calls_that_met_it(cli, tmp_path):
+    path = write(tmp_path, "sides.py", """
+        import torch
+
+
+        def f(x):
+            if x.sum() > 0:
+                return x * 2
+            print(x.max().item())
+            return x - 1
+
+
+        if __name__ == "__main__":
+            for sign in (1.0, -1.0, 1.0, -1.0, -1.0):
+                f(torch.full((3,), sign))
+    """)
+    result = cli("examine", path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [(b["source"], b["count"]) for b in json.loads(result.stdout)["breaks"]] == [
+        ("if x.sum() > 0:", 5), ("print(x.max().item())", 3)]

@@ -101,11 +101,13 @@ def _breaks(job: JobResult) -> list[BreakUse]:
     counts: a break in a loop's step is met on every step)."""
     counts: Counter[tuple[str, str]] = Counter()
     for call in job.calls:
-        for segment in call.segments:
-            after = segment.after
-            if after is None or after.resumes:  # a call run eagerly is one break, not two
-                continue
-            source = after.source
-            line = f"{source.file}:{source.line}:  {source.text}" if source is not None else "(no line of yours)"
-            counts[(line, after.reason)] += max(1, len(call.served))
+        # Each call served met its own breaks; a call made once (sample_inputs), its trace's.
+        met = call.breaks_met or [[segment.after for segment in call.segments[1:]]]
+        for breaks in met:
+            for after in breaks:
+                if after.resumes:  # a call run eagerly is one break, not two
+                    continue
+                source = after.source
+                line = f"{source.file}:{source.line}:  {source.text}" if source is not None else "(no line of yours)"
+                counts[(line, after.reason)] += 1
     return [BreakUse(line, reason, n) for (line, reason), n in counts.most_common()]

@@ -75,6 +75,8 @@ class TracedCall:
     # Traced in segments (jobs/segments.py): per segment, the break before it (None for the
     # first) and its stages through the passes.
     segments: list = field(default_factory=list)
+    # Per call it served, the breaks that call met (the Python of each may go its own way).
+    breaks_met: list[list] = field(default_factory=list)
 
     @property
     def final(self) -> Trace:
@@ -657,11 +659,11 @@ def _run_through_main(script: Script, entry: str, fn, result: JobResult, *, devi
                 result.sized.append(SizedCall(_sizes_of(program.trace, {}, args, kwargs, program),
                                               result.calls.index(call) + 1, bool(later),
                                               report=call.rechecks.get(number) if later else call.report))
-            if not execute:
-                return run_eagerly(*args, **kwargs)
             # The first call's Python printed already, in the check's eager run.
             with quiet() if not later and call.report is not None else contextlib.nullcontext():
-                return replay(target, args, kwargs, runner, **_replay_options(entry, program, dims))
+                got = replay(target, args, kwargs, runner, **_replay_options(entry, program, dims))
+            call.breaks_met.append(runner.breaks_met)
+            return got
         finally:
             busy.pop()
 

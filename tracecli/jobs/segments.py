@@ -82,6 +82,7 @@ class SegmentRunner:
     compiled: dict[tuple, Compiled] = field(default_factory=dict)
     keys: list[tuple] = field(default_factory=list)  # the segments of the last call, in order
     compile_ms: float = 0.0
+    breaks_met: list = field(default_factory=list)  # the breaks of the call served last
 
     def run(self, segment: Trace, inputs: list, last: bool) -> list | None:
         if self.shadow and last:
@@ -302,7 +303,9 @@ def replay(fn: Callable, args: tuple, kwargs: dict, runner: SegmentRunner, **opt
     """A call of a program traced in segments, served: traced again as it runs, each
     segment it meets run compiled. What it returns."""
     runner.begin()
-    return trace_callable(fn, args, kwargs, segments=runner, **options).result
+    program = trace_callable(fn, args, kwargs, segments=runner, **options)
+    runner.breaks_met = [segment.after for segment in program.segments[1:]]
+    return program.result
 
 
 def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable, args: tuple, kwargs: dict, *,
