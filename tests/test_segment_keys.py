@@ -6,6 +6,7 @@ import torch
 
 from tracecli.core.printing import format_trace
 from tracecli.frontend.tracer import trace_callable
+from tracecli.jobs import segments
 from tracecli.jobs.segments import SegmentRunner, _key, replay
 
 
@@ -44,3 +45,21 @@ def test_served_calls_find_their_segments_again():
         got = replay(f, (x,), {}, runner, name="f", info=program.trace.info)
         torch.testing.assert_close(got[0], f(x)[0])
     assert len(runner.compiled) == made  # nothing compiled again: every key found
+
+
+def test_a_number_read_every_call_makes_code_of_its_own_and_old_code_goes(monkeypatch):
+    # `x / s` with s read from x: a constant of the segment after the read, so each call
+    # makes new code; the least recently run goes once there are MAX_COMPILED.
+    monkeypatch.setattr(segments, "MAX_COMPILED", 4)
+
+    def f(x):
+        s = x.abs().max().item()
+        return torch.tanh(x / s) * 3
+
+    runner = SegmentRunner("torch", [], check=False, shadow=True)
+    program = trace_callable(f, (torch.ones(3),), segments=runner)
+    runner.traced(program.segments)
+    for k in range(10):
+        x = torch.arange(3.0) + k
+        assert torch.allclose(replay(f, (x,), {}, runner), f(x))
+        assert len(runner.compiled) <= 4

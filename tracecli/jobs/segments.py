@@ -69,6 +69,9 @@ class SegmentShown:
     reads: tuple = ()
 
 
+MAX_COMPILED = 256  # segments' code kept per program traced in segments
+
+
 @dataclass
 class SegmentRunner:
     """Runs the segments of traced calls for the tracer, with the job's passes and
@@ -105,13 +108,23 @@ class SegmentRunner:
         self.keys.append(_key(segment))
 
     def _compiled(self, key: tuple, segment: Trace) -> Compiled:
-        found = self.compiled.get(key)
-        if found is None:
+        found = self.compiled.pop(key, None)
+        if found is not None:
+            self.compiled[key] = found  # the most recently used last
+        else:
             start = time.perf_counter()
             stages = run_pipeline(segment, self.steps, check=self.check)
             found = self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
             self.compile_ms += (time.perf_counter() - start) * 1e3
+            self._forget_oldest()
         return found
+
+    def _forget_oldest(self) -> None:
+        """A number Python reads and hands on is a constant of the segment after it: a loop
+        of 10 000 steps could make as many. The code least recently run goes first once
+        there are MAX_COMPILED (a segment met again is made again)."""
+        while len(self.compiled) > MAX_COMPILED:
+            del self.compiled[next(iter(self.compiled))]
 
     def begin(self) -> None:
         self.keys = []
@@ -373,4 +386,4 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
     return report
 
 
-__all__ = ["Compiled", "SegmentRunner", "SegmentShown", "check_segmented", "replay"]
+__all__ = ["MAX_COMPILED", "Compiled", "SegmentRunner", "SegmentShown", "check_segmented", "replay"]
