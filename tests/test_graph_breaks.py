@@ -367,3 +367,26 @@ def test_examine_counts_each_break_by_the_calls_that_met_it(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert [(b["source"], b["count"]) for b in json.loads(result.stdout)["breaks"]] == [
         ("if x.sum() > 0:", 5), ("print(x.max().item())", 3)]
+
+
+def test_a_dynamic_size_found_equal_to_a_number_after_a_cut_still_serves(cli, tmp_path):
+    # `y - torch.ones(4, 4)` makes s0 and s1 4 after the first cut was made with them:
+    # the printed segments take no size, the ones cut while serving took them.
+    path = write(tmp_path, "pinned.py", """
+        import torch
+
+
+        def f(x):
+            y = x * 2
+            z = y - torch.ones(4, 4)
+            a = y.sum().item()
+            b = y.mean().item()
+            return x
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """)
+    result = cli("run", path, "--dynamic", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "1 trace for 1 call; the call matches eager" in result.stdout

@@ -141,7 +141,10 @@ class SegmentRunner:
             trace = _renamed_inputs(segment.trace, {v.name: final[v.name] for v in segment.trace.inputs
                                                     if final.get(v.name, v.name) != v.name})
             stages = _handing_on_unique(run_pipeline(trace, self.steps, check=self.check), final, trace)
-            self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
+            if key is not None and key[1] == tuple(v.name for v in segment.trace.inputs):
+                self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
+            # (Else it reads other values than when it was cut: under --dynamic, a size found
+            # to equal a number since. A later call makes its own code from what it cuts.)
             after = segment.after
             if after is not None and after.reads:  # what Python read, by the names the passes gave
                 after = replace(after, reads=tuple((how, final.get(name, name), got) for how, name, got in after.reads))
@@ -205,8 +208,9 @@ def _key(segment: Trace) -> tuple:
     (format_trace with codegen=True) binding the same objects: the key holds every value
     and constant the text shows, at least as finely (a constant tagged with its kind, as
     `1`, `1.0` and `True` print apart but compare equal; a float by its printed digits, as
-    0.0 == -0.0 and nan != nan), and each object the code binds by identity. (Shapes are
-    tuples of ints: a segment is never traced with symbolic dims.)"""
+    0.0 == -0.0 and nan != nan), and each object the code binds by identity. (Its inputs'
+    shapes are not in it: a size the code uses is a constant it shows, or, under
+    --dynamic, a symbol it binds from an input.)"""
     return (segment.name, tuple(v.name for v in segment.inputs), tuple(_call(b) for b in segment.bsyms),
             _constant(segment.output))
 
