@@ -263,6 +263,7 @@ def test_dynamic_segments_take_the_sizes_they_read_from_the_calls_inputs(cli, tm
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "def f_2(t1, x):" in out and "(s0, s1) = prims.shape(x)" in out
+    assert "# dims: s0 = x.shape[0], s1 = x.shape[1]" in out.split("def f_2(")[1]
     assert "1 trace for 4 calls; every call matches eager" in out
     path = write(tmp_path, "sampled.py", RESHAPES + SAMPLE)
     sized = cli("run", path, "--dynamic", "--sizes", "s0=5,s1=2", "--sizes", "s0=9,s1=7", "--no-timing",

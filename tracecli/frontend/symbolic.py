@@ -260,7 +260,10 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
         if origin is not None and origin not in have and origin in call_inputs:
             extra[origin] = call_inputs[origin]
     piece = piece.replace(inputs=piece.inputs + tuple(extra.values())) if extra else piece
-    return piece.replace(bsyms=_bound(piece, env))
+    # The dims it reads, as a whole trace lists them: passes keep their bindings by them.
+    dims = tuple(replace(env.dims[name], same_as=env.replacements.get(name)) for name in sorted(needed)
+                 if name in env.dims)
+    return piece.replace(bsyms=_bound(piece, env), dims=dims)
 
 
 __all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "finish", "symbolic_inputs"]
