@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo
+from tracecli.core.dims import Dim, DimEnv, DimError, DimInfo, symbols_in
 from tracecli.core.names import NameRegistry
 from tracecli.core.pytree import build_as, values_in
 from tracecli.core.symbol import BoundSymbol
@@ -263,7 +263,10 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
     # The dims it reads, as a whole trace lists them: passes keep their bindings by them.
     dims = tuple(replace(env.dims[name], same_as=env.replacements.get(name)) for name in sorted(needed)
                  if name in env.dims)
-    return piece.replace(bsyms=_bound(piece, env), dims=dims)
+    # And the guards on them: what the ops in it were traced assuming (`s0*s1 >= 8`).
+    known = {info.name for info in dims}
+    guards = tuple(g for g in env.guards if symbols_in((g.lhs, g.rhs)) <= known)
+    return piece.replace(bsyms=_bound(piece, env), dims=dims, guards=guards)
 
 
 __all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "finish", "symbolic_inputs"]
