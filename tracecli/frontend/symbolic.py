@@ -260,8 +260,13 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
         if origin is not None and origin not in have and origin in call_inputs:
             extra[origin] = call_inputs[origin]
     piece = piece.replace(inputs=piece.inputs + tuple(extra.values())) if extra else piece
-    # The dims it reads, as a whole trace lists them: passes keep their bindings by them.
-    dims = tuple(replace(env.dims[name], same_as=env.replacements.get(name)) for name in sorted(needed)
+    # The dims its values' types use, as a whole trace lists them: passes keep the
+    # bindings of those it reads by them, and the verifier knows each.
+    used = set(needed)
+    for value in (*piece.inputs, *(v for b in piece.bsyms for v in b.output_values())):
+        if isinstance(value, TensorValue):
+            used |= symbols_in(value.shape)
+    dims = tuple(replace(env.dims[name], same_as=env.replacements.get(name)) for name in sorted(used)
                  if name in env.dims)
     # And the guards on them: what the ops in it were traced assuming (`s0*s1 >= 8`).
     known = {info.name for info in dims}
