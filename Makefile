@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test check-samples snapshot-samples symbolic-matrix coverage bench reach lint clean
+.PHONY: install run test check-samples snapshot-samples symbolic-matrix fuzz-programs coverage bench reach lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ snapshot-samples: install
 # count of each class per family, and the floors test_symbolic_ops.py keeps.
 symbolic-matrix: install
 	TRACECLI_SYMBOLIC_MATRIX=1 $(BIN)/python -m pytest -q -s -W ignore::UserWarning tests/test_symbolic_ops.py
+
+# Generated programs, many more than make test's sample: FUZZ_EXAMPLES per test of
+# tests/test_fuzz_programs.py (programs that break among them). Through the command line,
+# by seed, with the failures kept: python -m tests.test_fuzz_programs 0 300 fuzz-failures.
+FUZZ_EXAMPLES ?= 200
+fuzz-programs: install
+	TRACECLI_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q tests/test_fuzz_programs.py
 
 # Every OpInfo of torch's op database through tracecli (make test checks a sample): the
 # count of each class per family, the defects, and the opaque ops ranked by what they block;
