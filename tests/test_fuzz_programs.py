@@ -111,9 +111,12 @@ KNOWN_BUGS = {
                                         "writes it three times (run exit 1; a global number is put back since "
                                         "f30d7c6)", [COUNT_BY_VALUE, HIST_IN_BRANCH], None),
     "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: any pass "
-                         "(dce, cse, rename, lower, fuse) breaks a symbolic segment that indexes after a cut (`the "
-                         "type of x uses s0, not a size of this trace`) or follows `torch.unique` (`name t0 is "
-                         "used for two different values`): exit 1 in trace and run", [], None),
+                         "(dce, cse, lower, fuse) breaks a symbolic segment after `torch.unique` (`name t0 is used "
+                         "for two different values`): exit 1 in trace and run", [], None),
+    "print-after-opaque-outputs": ("printing a tensor (`print(x.sum())`) after an opaque op with several outputs "
+                                   "(`torch.frexp(x).mantissa`), with any pass: trace and run refuse it in "
+                                   "tracecli's own words, `KeyError: 'segment 1 reads %0, which nothing before it "
+                                   "kept'` (exit 2)", [], r"reads %\d+, which nothing before it kept"),
 }
 
 # Statements whose Python reads a tensor's value (a graph break: run and trace cut the
@@ -498,7 +501,9 @@ if __name__ == '__main__':
 """, {})],
     "dynamic-segments": [
         (_ENTRY.format("    u = torch.unique(x * 2)\n    return u.sum()"), {"dynamic": True, "passes": ["dce"]}),
-        (_ENTRY.format("    s = x.sum().item()\n    return x[0] * s"), {"dynamic": True, "passes": ["dce"]}),
+    ],
+    "print-after-opaque-outputs": [
+        (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"]}),
     ],
 }
 
