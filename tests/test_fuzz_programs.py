@@ -110,11 +110,18 @@ KNOWN_BUGS = {
                                         "call did not take is not put back after the checks, so each later call "
                                         "writes it three times (run exit 1; a global number is put back since "
                                         "f30d7c6)", [COUNT_BY_VALUE, HIST_IN_BRANCH], None),
-    "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: any pass "
-                         "(dce, cse, lower, fuse) breaks a symbolic segment after `torch.unique` (`name t0 is used "
-                         "for two different values`): exit 1 in trace and run", [], None),
+    "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: with any "
+                         "pass (dce, cse, lower, fuse) a value one symbolic segment hands to a later one is typed "
+                         "with other dims there (`name t1 is used for two different values`, shape (s0, s1) and "
+                         "(s2, s3); also after `torch.unique`); lower breaks one that reads an input written in "
+                         "place after a cut (`input x is declared twice`): exit 1 in trace and run", [], None),
+    "signed-zero-max": ("lower turns `y.max()` into prims.amax, which picks the other signed zero than eager's "
+                        "max() where the values are all zeros of both signs: Python formatting it (`f\"{y.max()}\"`) "
+                        "reads '-0.0' where eager reads '0.0', and what it computes from that differs (run exit 1; "
+                        "the generator meets it with a main block's zero inputs and lower)", [], None),
     "print-after-opaque-outputs": ("printing a tensor (`print(x.sum())`) after an opaque op with several outputs "
-                                   "(`torch.frexp(x).mantissa`), with any pass: trace and run refuse it in "
+                                   "(`torch.frexp(x).mantissa`), with any pass, where the process traces that op "
+                                   "for the first time (every tracecli command): trace and run refuse it in "
                                    "tracecli's own words, `KeyError: 'segment 1 reads %0, which nothing before it "
                                    "kept'` (exit 2)", [], r"reads %\d+, which nothing before it kept"),
 }
@@ -501,9 +508,49 @@ if __name__ == '__main__':
 """, {})],
     "dynamic-segments": [
         (_ENTRY.format("    u = torch.unique(x * 2)\n    return u.sum()"), {"dynamic": True, "passes": ["dce"]}),
+        ("""\
+import torch
+
+
+def f(x, a):
+    s = x.max().item()
+    z = a + 1.0
+    t = z.min().item()
+    return z + x
+
+
+def sample_inputs(device):
+    return torch.randn(4, 4), torch.randn(4, 4)
+""", {"dynamic": True, "passes": ["dce"]}),
+        ("""\
+import torch
+
+
+def f(x, a):
+    x[0, 0] = a.sum().item()
+    n = int(x.argmax())
+    return x * torch.arange(n + 1).float().mean()
+
+
+def sample_inputs(device):
+    return torch.randn(4, 4), torch.randn(4, 4)
+""", {"dynamic": True, "passes": ["lower"]}),
     ],
+    "signed-zero-max": [("""\
+import torch
+
+
+def f(x):
+    text = f"{(x * 1.0).max()}"
+    return torch.tensor(float(len(text)))
+
+
+def sample_inputs(device):
+    return (torch.tensor([[-0.0, -0.0, -0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [-0.0, 0.0, -0.0, -0.0],
+                          [-0.0, 0.0, 0.0, 0.0]]),)
+""", {"passes": ["lower"]})],
     "print-after-opaque-outputs": [
-        (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"]}),
+        (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"], "fresh": True}),
     ],
 }
 
@@ -515,6 +562,15 @@ def test_known_bug(tmp_path, bug, number):
     source, options = KNOWN_BUG_PROGRAMS[bug][number]
     script = tmp_path / "program.py"
     script.write_text(source)
+    if options.get("fresh"):  # as the command line meets it: in a process that traced nothing before
+        import subprocess
+        import sys
+
+        passes = [arg for p in options.get("passes", []) for arg in ("-p", p)]
+        done = subprocess.run([sys.executable, "-m", "tracecli", "run", f"{script}:f", "--no-timing", *passes],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return
     steps = parse_passes(options.get("passes", []))
     with _grad_mode_kept():
         job = trace_script(f"{script}:f", repeat=0, fullgraph=False, dynamic=options.get("dynamic", False), steps=steps)
