@@ -1,10 +1,14 @@
 """The CLI as users and CI scripts use it: real exit codes, real output."""
 
+import contextlib
+import io
 import json
 import os
+import runpy
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 import torch
@@ -19,6 +23,16 @@ def write(tmp_path, name, source):
     path = tmp_path / name
     path.write_text(textwrap.dedent(source))
     return str(path)
+
+
+def python_output(path: str) -> list[str]:
+    """What the script prints run by Python itself, as `python script.py` (in this process:
+    a fresh interpreter would spend seconds importing torch again)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runpy.run_path(path, run_name="__main__")
+    return printed.getvalue().splitlines()
 
 
 @pytest.mark.parametrize("script", ["seed_cse.py", "seed_sincos.py", "mlp.py", "gpt_block.py", "main_block.py", "cnn.py"])

@@ -2,15 +2,11 @@
 the piece runs, and the Python goes on with the real value; later calls are traced again
 as they run, their segments compiled once. `--fullgraph` keeps the refusal."""
 
-import contextlib
-import io
 import json
-import runpy
-import warnings
 
 import pytest
 
-from tests.test_cli import assert_user_error, write
+from tests.test_cli import assert_user_error, python_output, write
 
 KINDS = """
     import numpy as np
@@ -88,21 +84,13 @@ LOOP = """
 """
 
 
-def _python_output(path: str) -> list[str]:
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runpy.run_path(path, run_name="__main__")
-    return printed.getvalue().splitlines()
-
-
 def test_a_training_loop_that_skips_non_finite_losses_and_logs_them(cli, tmp_path):
     # The backward and the update land in the segment after the check, where they run;
     # every step (the skipped one too) is served by its segments and matches eager.
     path = write(tmp_path, "loop.py", LOOP)
     result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
     assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines()[0] == _python_output(path)[0]
+    assert result.stderr.splitlines()[0] == python_output(path)[0]
     report = json.loads(result.stdout)
     assert report["match"] is True
     text = report["calls"][0]["trace"]["text"]
@@ -135,7 +123,7 @@ def test_a_call_whose_python_takes_the_other_side_gets_that_sides_segment(cli, t
     path = write(tmp_path, "branch.py", BRANCH)
     result = cli("run", path, "--depth", "0", "--no-timing", "--color", "never")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[:4] == _python_output(path)
+    assert result.stdout.splitlines()[:4] == python_output(path)
     assert "3 more calls with this trace match eager" in result.stdout
 
 

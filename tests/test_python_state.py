@@ -4,17 +4,13 @@ a dict given as an argument. After tracing the state holds what eager puts there
 call the trace serves writes it again, and a later call that finds a cache filled reads
 it, as a captured input of a trace of its own."""
 
-import contextlib
-import io
 import json
-import runpy
 import textwrap
-import warnings
 
 import pytest
 import torch
 
-from tests.test_cli import write
+from tests.test_cli import python_output, write
 from tracecli.frontend import state as state_module
 from tracecli.frontend.tracer import trace_callable
 from tracecli.jobs.compare import compare_kept
@@ -144,23 +140,13 @@ PLACES = """
 """
 
 
-def _python_output(path: str) -> list[str]:
-    """What the script prints run by Python itself, as `python script.py` (in this process:
-    a fresh interpreter would spend seconds importing torch again)."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runpy.run_path(path, run_name="__main__")
-    return printed.getvalue().splitlines()
-
-
 def test_a_cache_filled_on_the_first_call_is_read_by_the_next(cli, tmp_path):
     path = write(tmp_path, "caching.py", CACHING)
     result = cli("run", f"{path}:Net", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
     out = result.stdout
     # The script sees what it sees under Python: the cache holds the bias after each call.
-    assert out.splitlines()[:3] == _python_output(path)
+    assert out.splitlines()[:3] == python_output(path)
     first, second = out.split("── trace 2 of 2 · 2 calls: 2-3 ──")
     # The first call fills the cache: the trace stores the bias there, at the line that made it.
     assert '# caching.py:18:  self.attention_bias_cache[key] = self.attention_biases[:, self.idxs]\n' \
@@ -173,7 +159,7 @@ def test_a_cache_filled_on_the_first_call_is_read_by_the_next(cli, tmp_path):
 
 def test_every_place_a_traced_value_is_written_holds_what_eager_puts_there(cli, tmp_path):
     path = write(tmp_path, "places.py", PLACES)
-    expected = _python_output(path)
+    expected = python_output(path)
     for executor in ("torch", "prims", "inductor"):
         result = cli("run", f"{path}:entry", "-e", executor, "--depth", "0", "--no-timing")
         assert result.exit_code == 0, result.output
@@ -249,7 +235,7 @@ def test_a_training_step_that_logs_its_losses_into_a_list(cli, tmp_path):
     assert report["match"] is True
     state = [row["name"] for row in report["calls"][0]["result"]["state"]]
     assert state == ["history", "stats['last_pred']"]
-    assert result.stderr.splitlines()[0] == _python_output(path)[0]
+    assert result.stderr.splitlines()[0] == python_output(path)[0]
 
 
 BUFFER = """
@@ -281,7 +267,7 @@ def test_a_buffer_set_anew_is_the_new_tensor_on_every_call(cli, tmp_path):
     path = write(tmp_path, "buffer.py", BUFFER)
     result = cli("run", f"{path}:Counter", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == _python_output(path)[0] == "3.0 " + _python_output(path)[0].split()[1]
+    assert result.stdout.splitlines()[0] == python_output(path)[0] == "3.0 " + python_output(path)[0].split()[1]
     assert 'ltorch.store_attr(self, "count", t0)' in result.stdout
     assert "count (state)" in result.stdout
 
@@ -308,7 +294,7 @@ def test_containers_given_as_arguments_get_the_values_of_their_own_call(cli, tmp
     path = write(tmp_path, "arguments.py", ARGUMENTS)
     result = cli("run", path, "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[:3] == _python_output(path)
+    assert result.stdout.splitlines()[:3] == python_output(path)
     assert 'ltorch.store_item(batch, "pred", t0)' in result.stdout
     assert 'ltorch.store_item(extras, "norm", t' in result.stdout
 
@@ -426,7 +412,7 @@ def test_python_values_the_entry_changes_are_replayed_and_guarded(cli, tmp_path)
     path = write(tmp_path, "counting.py", COUNTING)
     result = cli("run", f"{path}:f", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[:3] == _python_output(path)
+    assert result.stdout.splitlines()[:3] == python_output(path)
     assert 'ltorch.store_item(globals, "step", 1)' in result.stdout
     assert "ltorch.store_extend(history, [1])" in result.stdout
     assert 'ltorch.store_attr(model, "ready", True)' in result.stdout
@@ -472,7 +458,7 @@ def test_greedy_decoding_with_a_hugging_face_cache_given_as_an_argument(cli, tmp
     path = write(tmp_path, "decode.py", DECODE)
     result = cli("run", f"{path}:step", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == _python_output(path)[0]
+    assert result.stdout.splitlines()[0] == python_output(path)[0]
     assert 'ltorch.store_attr(cache_layers_0, "is_initialized", True)' in result.stdout
     assert 'ltorch.store_attr(cache_layers_1, "keys", t' in result.stdout
     assert "step: 4 calls, 4 distinct traces" in result.stdout
@@ -544,7 +530,7 @@ def test_state_a_custom_functions_forward_writes(cli, tmp_path):
     path = write(tmp_path, "function_state.py", FUNCTION_STATE)
     result = cli("run", path, "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[:2] == _python_output(path)
+    assert result.stdout.splitlines()[:2] == python_output(path)
     assert 'ltorch.store_item(KEPT, "inner", t' in result.stdout
 
 
@@ -641,7 +627,7 @@ def test_the_programs_class_attributes_are_state_too(cli, tmp_path):
     path = write(tmp_path, "class_state.py", CLASS_STATE)
     result = cli("run", f"{path}:f", "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == _python_output(path)[0]
+    assert result.stdout.splitlines()[0] == python_output(path)[0]
     assert 'ltorch.store_attr(Block, "shared", t' in result.stdout
     assert 'ltorch.store_attr(Block, "calls", 1)' in result.stdout
 
@@ -685,7 +671,7 @@ def test_a_training_step_appending_to_a_container_it_is_given(cli, tmp_path):
     result = cli("run", f"{path}:train_step", "--no-timing", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["match"] is True
-    assert result.stderr.splitlines()[0] == _python_output(path)[0]
+    assert result.stderr.splitlines()[0] == python_output(path)[0]
 
 
 class _Node:

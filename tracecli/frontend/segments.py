@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import operator
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import torch

@@ -244,8 +244,7 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
         if _looked_into(value):  # (an optimizer's state is the training support's to put back)
             copied_containers(given.get(name), value, originals)
             roots.append((value, name, name))
-    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
-    code_fn = inspect.unwrap(getattr(target, "__func__", target))
+    code_fn = entry_function(fn)
     code = getattr(code_fn, "__code__", None)
     if code is None or not is_user_code(code):
         # A library's module as the entry: its attributes are looked at, not the globals
@@ -255,6 +254,13 @@ def watch_entry(fn: object, args: tuple, kwargs: dict, call_args: tuple, call_kw
         roots += [(cell, var, None) for var, cell in zip(code.co_freevars, code_fn.__closure__, strict=True)]
     scope = getattr(code_fn, "__globals__", None)
     return StateWatch(roots, (scope, _globals_read(code, scope)) if scope is not None else None, originals)
+
+
+def entry_function(fn) -> object:
+    """The Python function whose code an entry runs: a module's forward, a method's
+    function, past decorators that wrap it."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    return inspect.unwrap(getattr(target, "__func__", target))
 
 
 def _globals_read(code, scope: dict) -> frozenset[str]:

@@ -437,9 +437,15 @@ class _Tracer:
         read of a traced tensor, and nothing traced in between (a decomposition, a custom
         Function's backward traced while its forward runs). Library code the program
         calls (an optimizer's step, GradScaler.step) reads at the user's line that calls it."""
-        return (self.segmenting is not None and getattr(func, "__name__", "") in BREAKING_READS
-                and type(args[0]) is TensorProxy and len(self.recorder.scopes) == 1 and not self.in_torch_call
-                and not self.recorder.internal_grad_mode)
+        return (getattr(func, "__name__", "") in BREAKING_READS and type(args[0]) is TensorProxy
+                and self._may_segment(inside_call=False))
+
+    def _may_segment(self, inside_call: bool) -> bool:
+        """Whether the trace may be cut here: segmenting, at the top level of the recorded
+        calls (`inside_call`: or asked from inside the program's own call), and not
+        while tracecli itself turns autograd off."""
+        return (self.segmenting is not None and len(self.recorder.scopes) == 1
+                and (inside_call or not self.in_torch_call) and not self.recorder.internal_grad_mode)
 
     def store_state(self, writes: list[StateWrite]) -> None:
         """Each slot of Python state the call set to a traced value, stored again by the
@@ -680,9 +686,7 @@ class _Tracer:
         program's own call (`inside_call`: asked from inside it), traced in segments,
         outside any other traced call, and with no backward to come through it (autograd
         would need its derivative)."""
-        return (self.segmenting is not None and len(self.recorder.scopes) == 1
-                and (inside_call or not self.in_torch_call)
-                and not self.recorder.internal_grad_mode and not self.training.may_differentiate())
+        return self._may_segment(inside_call) and not self.training.may_differentiate()
 
     def _eagerly(self, func, args: tuple, kwargs: dict, refusal: str):
         """`func` run eagerly on the real values (frontend/segments.py `run_eagerly`), or,

@@ -199,7 +199,7 @@ def _same_object(e: object, a: object, comparing: set | None = None) -> bool:
         return isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor) and compare_one("", e, a).match
     # A container's own equality asks its objects for theirs: identity, for those above.
     if type(e) is type(a) and type(e) in (list, tuple):
-        return len(e) == len(a) and all(_same_object(x, y, comparing) for x, y in zip(e, a))
+        return len(e) == len(a) and all(_same_object(x, y, comparing) for x, y in zip(e, a, strict=True))
     if type(e) is type(a) and isinstance(e, dict):
         return e.keys() == a.keys() and all(_same_object(v, a[k], comparing) for k, v in e.items())
     try:

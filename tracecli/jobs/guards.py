@@ -26,6 +26,7 @@ import torch
 
 from tracecli.core.pytree import tree_leaves
 from tracecli.frontend.loader import referenced_names
+from tracecli.frontend.state import entry_function
 from tracecli.frontend.tracer import tensor_kind
 
 # Values a trace may have used as constants.
@@ -184,8 +185,7 @@ def _items(obj: object, script: dict) -> list[tuple[str, object]]:
 def _globals_read(entry: object) -> list[tuple[dict, str, object]]:
     """(globals, name, value) for the globals the entry's own code reads, and those the
     script's functions (and module classes' methods) it reaches read."""
-    target = entry.forward if isinstance(entry, torch.nn.Module) else entry
-    fn = inspect.unwrap(getattr(target, "__func__", target))
+    fn = entry_function(entry)
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None:
         return []

@@ -12,7 +12,6 @@ nothing a segment's Python reads is ever a value of another call.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import enum
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
 from tracecli.executors import compile_for
+from tracecli.frontend.state import entry_function
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import (
     RunReport,
@@ -154,12 +154,6 @@ class SegmentRunner:
                                                                    values_in(stages[-1].trace.output), strict=False))
         self.shadow = False
         return shown
-
-
-def _globals_of(fn: Callable) -> dict:
-    """The module globals the entry's code reads and writes (`global N; N += 1`)."""
-    code_owner = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
-    return getattr(inspect.unwrap(code_owner), "__globals__", {})
 
 
 def _numbers_in(namespace: dict) -> dict:
@@ -345,7 +339,8 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
     optimizers: list = []
     steps = (lambda: EagerSteps(state, optimizers)) if training else contextlib.nullcontext
 
-    module_globals = _globals_of(eager)
+    # The module globals the entry's code reads and writes (`global N; N += 1`).
+    module_globals = getattr(entry_function(eager), "__globals__", {})
 
     def run(call: Callable) -> tuple:
         torch.manual_seed(seed)
