@@ -103,13 +103,7 @@ FORMS = {
 # below holds each bug's smallest program. TRACECLI_FUZZ_KNOWN_BUGS=1
 # (and the command line's --known-bugs) makes them again: when a bug is fixed, its xfail
 # passes (XPASS) and its entry here goes.
-COUNT_BY_VALUE = "COUNTS[bool({1}.sum() > 0)] += 1\n{0} = {2} * COUNTS[True]"
-HIST_IN_BRANCH = "if {1}.sum() > 0:\n    HIST.append({1}.max().item())\n{0} = {2} * len(HIST)"
 KNOWN_BUGS = {
-    "state-written-on-the-other-side": ("a list or dict the entry writes only on the side of a branch the traced "
-                                        "call did not take is not put back after the checks, so each later call "
-                                        "writes it three times (run exit 1; a global number is put back since "
-                                        "f30d7c6)", [COUNT_BY_VALUE, HIST_IN_BRANCH], None),
     "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: with any "
                          "pass (dce, cse, lower, fuse) a value one symbolic segment hands to a later one is typed "
                          "with other dims there (`name t1 is used for two different values`, shape (s0, s1) and "
@@ -214,7 +208,9 @@ DATA = [  # sizes the data decides; numpy writing a tensor's storage; Python sta
     "{0}_a = {1}.detach().numpy()\n{0}_a[1:3] *= 2.0\n{0} = {2} + float({0}_a.sum())",
     "{0} = torch.from_numpy({1}.detach().numpy())\n{0}.add_(1.0)", "{0} = {1}.view(2, 8).view(4, 4)\n{0}_s = {2}.sum().item()\n{0}[0, 0] = {0}_s",
     "HIST.append({1}.mean().item())\n{0} = {2} * len(HIST)",
-    COUNT_BY_VALUE, HIST_IN_BRANCH,
+    # Written only on the side of a branch that some calls take.
+    "COUNTS[bool({1}.sum() > 0)] += 1\n{0} = {2} * COUNTS[True]",
+    "if {1}.sum() > 0:\n    HIST.append({1}.max().item())\n{0} = {2} * len(HIST)",
 ]
 BREAKS = BRANCHES + TOLIST + NUMPY + LOGGING + SIZES + REREADS + LOOPS + HELPERS + STATEFUL + CONTEXTS + DATA
 STATEMENTS = MODELLED + OPAQUE + RANDOM + INPLACE + FACTORY + CALLS + ARGUMENT_FORMS
@@ -490,22 +486,6 @@ def sample_inputs(device):
     return (torch.randn(4, 4),)
 """
 KNOWN_BUG_PROGRAMS = {
-    "state-written-on-the-other-side": [("""\
-import torch
-
-HIST = []
-
-
-def f(x):
-    if x.sum() > 0:
-        HIST.append(x.max().item())
-    return x * len(HIST)
-
-
-if __name__ == '__main__':
-    for sign in [-1.0, 1.0, 1.0]:
-        f(torch.ones(4, 4) * sign)
-""", {})],
     "dynamic-segments": [
         (_ENTRY.format("    u = torch.unique(x * 2)\n    return u.sum()"), {"dynamic": True, "passes": ["dce"]}),
         ("""\

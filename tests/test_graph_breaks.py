@@ -316,6 +316,41 @@ def test_a_global_the_python_between_segments_changes_changes_once_per_call(cli,
     assert "2 more calls with this trace match eager" in result.stdout
 
 
+def test_containers_the_python_between_segments_fills_change_once_per_call(cli, tmp_path):
+    # A history, a tally and a nested log written only on the side of a branch that some
+    # calls take: their contents are put back after each of the check's runs too.
+    path = write(tmp_path, "tally.py", """
+        import collections
+
+        import torch
+
+        HIST = []
+        COUNTS = {True: 0, False: 0}
+        SEEN = collections.Counter()
+        LOG = {"big": []}
+
+
+        def f(x):
+            positive = bool(x.sum() > 0)
+            COUNTS[positive] += 1
+            if positive:
+                HIST.append(x.max().item())
+                SEEN["positive"] += 1
+                LOG["big"].append(len(HIST))
+            print("state", len(HIST), COUNTS[True], SEEN["positive"], LOG["big"])
+            return x * len(HIST) + COUNTS[True]
+
+
+        if __name__ == "__main__":
+            for sign in [-1.0, 1.0, 1.0]:
+                f(torch.ones(4, 4) * sign)
+    """)
+    result = cli("run", path, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    printed = [line for line in result.stdout.splitlines() if line.startswith("state")]
+    assert printed == python_output(path) == ["state 0 0 0 []", "state 1 1 1 [1]", "state 2 2 2 [1, 2]"]
+
+
 def test_a_view_written_after_a_cut_writes_its_base_in_the_next_segment(cli, tmp_path):
     path = write(tmp_path, "view.py", """
         import torch

@@ -11,6 +11,7 @@ nothing a segment's Python reads is ever a value of another call.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import enum
 import time
@@ -156,14 +157,51 @@ class SegmentRunner:
         return shown
 
 
-def _numbers_in(namespace: dict) -> dict:
-    """The plain numbers, strings and flags of a module's globals: what a global counter
-    or switch the Python between the segments changes is put back to after each run of
-    the check (it runs the Python twice, eagerly and served; the program, once)."""
-    return {k: v for k, v in namespace.items() if type(v) in _PLAIN}
+def _globals_kept(namespace: dict) -> Callable[[], None]:
+    """What puts a module's globals back as they are now: its plain numbers, strings and
+    flags, and the contents of its lists, dicts, sets and deques (nested ones too, in
+    place, since the entry holds them). The check runs the Python twice, eagerly and served;
+    the program, once: a global counter, switch, history or tally the Python between the
+    segments changes is put back after each run, on whichever side of a branch it wrote."""
+    numbers = {k: v for k, v in namespace.items() if type(v) in _PLAIN}
+    seen: set[int] = set()
+    # Not the module's own dunders: `__builtins__` is a dict that Python itself runs on.
+    contents = [(box, _contents(box)) for k, v in namespace.items() if not k.startswith("__")
+                for box in _boxes(v, seen)]
+
+    def put_back() -> None:
+        namespace.update(numbers)
+        for box, held in contents:
+            _refill(box, held)
+
+    return put_back
 
 
 _PLAIN = (int, float, bool, str, type(None))
+_BOXES = (list, dict, set, collections.deque)
+
+
+def _boxes(value: object, seen: set[int]) -> list:
+    """`value` and the containers inside it, each once (a container may hold itself)."""
+    if not isinstance(value, _BOXES) or id(value) in seen:
+        return []
+    seen.add(id(value))
+    inner = value.values() if isinstance(value, dict) else value
+    return [value, *(box for item in inner for box in _boxes(item, seen))]
+
+
+def _contents(box: object) -> object:
+    return dict(box) if isinstance(box, dict) else list(box)
+
+
+def _refill(box: object, held: object) -> None:
+    box.clear()
+    if isinstance(box, dict):
+        box.update(held)
+    elif isinstance(box, set):
+        box.update(held)
+    else:
+        box.extend(held)
 
 
 def _handing_on_unique(stages: list[Stage], final: dict[str, str], trace: Trace) -> list[Stage]:
@@ -346,7 +384,7 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
         torch.manual_seed(seed)
         call_args, call_kwargs = cloned(args), cloned(kwargs)
         inputs = program.inputs_for(call_args, call_kwargs)
-        numbers = _numbers_in(module_globals)
+        put_back_globals = _globals_kept(module_globals)
         with steps():
             got = apart_from(call(call_args, call_kwargs), state)
             after = inputs[: len(inputs) - len(state)] + [cloned(t) for t in state]
@@ -354,7 +392,7 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
             kept = [apart_from(place.read(), state) for place in places]
         restore_tensors(state, saved)
         put_back(places, found)
-        module_globals.update(numbers)
+        put_back_globals()
         return got, after, grads, kept
 
     expected, eager_after, eager_grads, eager_kept = run(lambda a, k: eager(*a, **k))
