@@ -109,10 +109,6 @@ KNOWN_BUGS = {
                          "with other dims there (`name t1 is used for two different values`, shape (s0, s1) and "
                          "(s2, s3); also after `torch.unique`); lower breaks one that reads an input written in "
                          "place after a cut (`input x is declared twice`): exit 1 in trace and run", [], None),
-    "signed-zero-max": ("lower turns `y.max()` into prims.amax, which picks the other signed zero than eager's "
-                        "max() where the values are all zeros of both signs: Python formatting it (`f\"{y.max()}\"`) "
-                        "reads '-0.0' where eager reads '0.0', and what it computes from that differs (run exit 1; "
-                        "the generator meets it with a main block's zero inputs and lower)", [], None),
     "print-after-opaque-outputs": ("printing a tensor (`print(x.sum())`) after an opaque op with several outputs "
                                    "(`torch.frexp(x).mantissa`), with any pass, where the process traces that op "
                                    "for the first time (every tracecli command): trace and run refuse it in "
@@ -516,19 +512,6 @@ def sample_inputs(device):
     return torch.randn(4, 4), torch.randn(4, 4)
 """, {"dynamic": True, "passes": ["lower"]}),
     ],
-    "signed-zero-max": [("""\
-import torch
-
-
-def f(x):
-    text = f"{(x * 1.0).max()}"
-    return torch.tensor(float(len(text)))
-
-
-def sample_inputs(device):
-    return (torch.tensor([[-0.0, -0.0, -0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [-0.0, 0.0, -0.0, -0.0],
-                          [-0.0, 0.0, 0.0, 0.0]]),)
-""", {"passes": ["lower"]})],
     "print-after-opaque-outputs": [
         (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"], "fresh": True}),
     ],

@@ -1018,3 +1018,43 @@ def test_what_is_returned_of_an_input_written_in_place_is_that_input(cli, tmp_pa
     result = cli("run", f"{script}:step", "--executor", executor, "--depth", "0", "--no-timing")
     assert result.exit_code == 0, result.output
     assert "step: 6 calls, 1 distinct trace" in result.stdout
+
+
+def test_max_and_min_over_every_element_pick_the_zero_eager_picks(cli, tmp_path):
+    # Zeros of both signs tie: torch.max(x) returns another one than torch.amax(x), and
+    # Python formatting the value reads the sign. Through every depth and executor.
+    path = write(tmp_path, "zeros.py", """
+        import torch
+
+
+        def f(x):
+            return torch.tensor([float(len(f"{x.max()}{x.min()}{x.amax()}{x.amin()}"))]), x.max(), x.min()
+
+
+        def sample_inputs(device):
+            return (torch.tensor(SIGNS),)
+
+
+        SIGNS = [[-0.0, -0.0, -0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [-0.0, 0.0, -0.0, -0.0], [-0.0, 0.0, 0.0, 0.0]]
+    """)
+    signs = torch.tensor([[-0.0] * 4, [-0.0] * 4, [-0.0, 0.0, -0.0, -0.0], [-0.0, 0.0, 0.0, 0.0]])
+    assert f"{signs.max()}" != f"{signs.amax()}"  # the case still ties apart in this torch
+    for options in ([], ["-p", "lower"], ["--executor", "prims"], ["--executor", "inductor"]):
+        result = cli("run", path, "--no-timing", "--color", "never", *options)
+        assert result.exit_code == 0, (options, result.output)
+        assert "match eager" in result.stdout, (options, result.output)
+    # Their gradient is amax's: shared evenly among the tied elements.
+    ties = write(tmp_path, "ties.py", """
+        import torch
+
+
+        def f(x):
+            return x.max() * 2 + x.min()
+
+
+        def sample_inputs(device):
+            return (torch.tensor([[1.0, 3.0, 3.0], [-2.0, 0.5, -2.0]], requires_grad=True),)
+    """)
+    result = cli("run", ties, "--no-timing", "--color", "never", "--grad")
+    assert result.exit_code == 0, result.output
+    assert "the gradient matches eager autograd" in result.stdout

@@ -76,7 +76,7 @@ EXPECTED_FAMILIES = _by_name({
                    "logsigmoid softsign tanhshrink hardsigmoid hardswish softshrink hardshrink glu softmin",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift bitwise_not logical_and "
                "logical_or logical_xor logical_not",
-    "reductions": "sum mean amax amin var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
+    "reductions": "sum mean amax amin max_all min_all var softmax log_softmax all any cumsum prod nansum nanmean count_nonzero "
                   "aminmax std var_mean std_mean logsumexp trace cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue quantile nanquantile",
     "reductions_norms": "vector_norm dist renorm norm_except_dim weight_norm",
@@ -138,7 +138,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
                            "shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he "
                            "laguerre_polynomial_l legendre_polynomial_p",
     "logical": "bitwise_and bitwise_or bitwise_xor bitwise_not logical_not bitwise_left_shift bitwise_right_shift",
-    "reductions": "sum prod amax amin var cumsum cumprod logcumsumexp cummax cummin",
+    "reductions": "sum prod amax amin max_all min_all var cumsum cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",

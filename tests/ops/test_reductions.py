@@ -124,14 +124,25 @@ case("count_nonzero", "dims", lambda x: x.count_nonzero((0, -1)), T("i64", (2, 3
 case("count_nonzero", "0d", lambda x: x.count_nonzero(0), L(0.0, "f32"))
 case("count_nonzero", "complex", torch.count_nonzero, T("c64", (3,)))
 
-# --- max/min of all elements, aminmax ---------------------------------------------------------------
+# --- torch.max(x) and x.min() over every element (a kernel of their own) ----------------------------
+_SIGNED_ZEROS = ((-0.0, -0.0, -0.0, -0.0), (-0.0, -0.0, -0.0, -0.0), (-0.0, 0.0, -0.0, -0.0), (-0.0, 0.0, 0.0, 0.0))
+for _name, _fn in (("max_all", torch.max), ("min_all", torch.min)):
+    case(_name, "fn", _fn, T("f32", (3, 4)))
+    case(_name, "method", lambda x, n=_name[:3]: getattr(x, n)(), T("f32", (2, 3, 4)))
+    for _dtype in ("i64", "u8", "bool", "f16", "bf16"):
+        case(_name, "fn", _fn, T(_dtype, (4, 3)))
+    case(_name, "0d", _fn, T("f32", ()))
+    case(_name, "nan", _fn, L(((1.0, NAN, 3.0, NAN), (2.0, 1.0, 0.0, 1.0)), "f32"))
+    case(_name, "signed-zeros", _fn, L(_SIGNED_ZEROS, "f32"))
+
+# --- amax/amin of all elements, aminmax (torch.max(x) and x.min(): test_selection) -------------------
 
 for _dtype in ("f32", "bf16", "i64", "u8", "bool"):
-    case("amax", "torch-max", torch.max, T(_dtype, (3, 4)))
-    case("amin", "method-min", lambda x: x.min(), T(_dtype, (3, 4)))
+    case("amax", "every", torch.amax, T(_dtype, (3, 4)))
+    case("amin", "method-every", lambda x: x.amin(), T(_dtype, (3, 4)))
     case("aminmax", "fn", torch.aminmax, T(_dtype, (3, 4)))
-case("amax", "torch-max-0d", torch.max, T("f32", ()))
-case("amin", "min-nan", lambda x: x.min(), L((1.0, NAN, -3.0), "f32"))
+case("amax", "every-0d", torch.amax, T("f32", ()))
+case("amin", "every-nan", lambda x: x.amin(), L((1.0, NAN, -3.0), "f32"))
 case("aminmax", "dim", lambda x: torch.aminmax(x, dim=-1), X3)
 case("aminmax", "keepdim", lambda x: x.aminmax(dim=0, keepdim=True), T("i32", (3, 4)))
 case("aminmax", "all-keepdim", lambda x: torch.aminmax(x, keepdim=True), T("f32", (3, 4)))

@@ -56,6 +56,7 @@ for _name in ("argmax", "argmin"):
     case(_name, "0d", _fn, T("f32", ()))
     case(_name, "ties", _fn, L((1, 3, 3, 0, 0), "i64"))
     case(_name, "nan", _fn, L((1.0, NAN, 3.0), "f32"))
+
 case("sort", "fn", torch.sort, T("f32", (3, 4)))
 case("sort", "method-descending", lambda x: x.sort(dim=0, descending=True), X3)
 case("sort", "positional", lambda x: torch.sort(x, 0, True), T("f32", (4, 3)))
@@ -149,11 +150,14 @@ def test_named_tuples_reach_user_code():
     trace_callable(fn, (torch.zeros(3, 4),))
 
 
-def test_max_and_min_of_all_elements_are_amax_and_amin():
-    """torch.max(x) and x.min() reduce every element: the reductions family's amax and
-    amin (its test module has their cases)."""
-    program = trace_callable(lambda x: (torch.max(x), x.min()), (torch.zeros(3, 4),))
-    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.amax", "ltorch.amin"]
+def test_max_and_min_of_all_elements_are_their_own_ops_not_amax_and_amin():
+    """torch.max(x) and x.min() reduce every element with a kernel of their own: where zeros
+    of both signs tie it returns another one than amax, and Python formatting it reads
+    the sign. Lowered, they stay prims of their own."""
+    program = trace_callable(lambda x: (torch.max(x), x.min(), x.amax()), (torch.zeros(3, 4),))
+    assert [b.symbol.qualname for b in program.trace.bsyms] == ["ltorch.max_all", "ltorch.min_all", "ltorch.amax"]
+    lowered = lower(program.trace).trace
+    assert [b.symbol.qualname for b in lowered.bsyms] == ["prims.max_all", "prims.min_all", "prims.amax"]
 
 
 REFUSED = (

@@ -58,8 +58,9 @@ class Differentiated:
 _EVEN_TIES = frozenset({
     "maximum", "minimum", "amax", "amin", "softmax", "log_softmax", "softmin", "logsumexp", "cross_entropy",
     "logaddexp", "logaddexp2", "fmax", "fmin", "clamp_min", "clamp_max", "scaled_dot_product_attention", "aminmax",
+    "max_all", "min_all",
 })
-_TIE_PRIMS = frozenset({prims.maximum, prims.minimum, prims.amax, prims.amin})
+_TIE_PRIMS = frozenset({prims.maximum, prims.minimum, prims.amax, prims.amin, prims.max_all, prims.min_all})
 
 
 class _NoHints:

@@ -35,6 +35,11 @@ def _extremum(g, out, x, dims):
 backward(prims.amax, prims.amin)(_extremum)
 
 
+@backward(prims.max_all, prims.min_all)
+def _everything_extremum(g, out, x):
+    return _extremum(g, out, x, tuple(range(x.ndim)))
+
+
 @backward(prims.var)
 def _var(g, out, x, dims, correction):
     kept = _kept(x, dims)

@@ -138,6 +138,34 @@ def count_nonzero(input, dim=None):
     return _reduce(prims.sum, convert(prims.ne(input, convert(0, input.dtype)), dtypes.int64), dim, False)
 
 
+def _real(input, op: str):
+    input = expect_tensor(input, op)
+    if input.dtype.is_complex:
+        raise ShapeError(f"{op} is not defined for complex tensors")
+    return input
+
+
+def _max_of_all(input):
+    return torch.max(input)
+
+
+def _min_of_all(input):
+    return torch.min(input)
+
+
+# Not amax(a): torch's max(a) picks another of two tied zeros of both signs (prims.max_all).
+@symbol(_max_of_all, name="max_all")
+def max_all(input):
+    """the maximum over all elements, as torch.max(a)"""
+    return prims.max_all(_real(input, "max"))
+
+
+@symbol(_min_of_all, name="min_all")
+def min_all(input):
+    """the minimum over all elements, as torch.min(a)"""
+    return prims.min_all(_real(input, "min"))
+
+
 @symbol(torch.amax, methods=("amax",))
 def amax(input, dim=(), keepdim=False):
     """maximum over dims"""

@@ -44,7 +44,7 @@ def _extremum(input, dim, keepdim, values_prim, index_prim, kind, op: str):
 
 def _extremum_form(binary, name: str, everything: str):
     """torch.max / Tensor.max: max(a, b) is maximum, max(a, dim) gives (values, indices),
-    and max(a), the value over all elements, is amax(a)."""
+    and max(a), the value over all elements, is max_all(a)."""
 
     def adapter(input, dim=None, keepdim=False, *, other=None):
         if isinstance(dim, TensorValue):
@@ -59,13 +59,13 @@ def _extremum_form(binary, name: str, everything: str):
     return adapter
 
 
-@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max", "amax"), name="max")
+@symbol(torch.max, methods=("max",), adapter=_extremum_form(maximum, "max", "max_all"), name="max")
 def max_(input, dim, keepdim=False):
     """(values, indices) of the maximum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amax, prims.argmax, torch.return_types.max, "max")
 
 
-@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min", "amin"), name="min")
+@symbol(torch.min, methods=("min",), adapter=_extremum_form(minimum, "min", "min_all"), name="min")
 def min_(input, dim, keepdim=False):
     """(values, indices) of the minimum along dim; the first index among ties"""
     return _extremum(input, dim, keepdim, prims.amin, prims.argmin, torch.return_types.min, "min")

@@ -64,10 +64,19 @@ def _amin(x, dims):
     return torch.amin(x, dims) if x.ndim else x.clone()
 
 
+def _everything_meta(x: TensorValue) -> TensorType:
+    return _extremum_meta(x, tuple(range(x.ndim)))
+
+
 sum = prim("sum", _reduction_meta, lambda x, dims: torch.sum(x, dims, dtype=x.dtype))  # noqa: A001
 prod = prim("prod", _prod_meta, _prod)
 amax = prim("amax", _extremum_meta, _amax)
 amin = prim("amin", _extremum_meta, _amin)
+# torch.max(x) and torch.min(x) over every element run a kernel of their own: where
+# zeros of both signs tie, it returns another one than amax does, which Python reads
+# when it formats the value. These run that kernel.
+max_all = prim("max_all", _everything_meta, torch.max)
+min_all = prim("min_all", _everything_meta, torch.min)
 var = prim("var", _var_meta, lambda x, dims, correction: torch.var(x, dims, correction=correction))
 
 
