@@ -75,7 +75,7 @@ def parse_spec(text: str) -> InputSpec:
 def make_input(spec: InputSpec, device: str, generator: torch.Generator, sizes: dict[str, int] | None = None,
                *, values: bool = True):
     """The input `spec` describes, on `device`; without `values`, a stand-in that holds
-    no memory (frontend/placement.py): all that tracing reads of it."""
+    no memory (frontend/stand_ins.py): all that tracing reads of it."""
     if spec.dtype is None:
         return spec.number
     shape = spec.sized(sizes or {})

@@ -317,14 +317,14 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
                    execute=execute, repeat=repeat, stamp=not available, steps=steps or [], check=check,
                    executor=executor, fullgraph=fullgraph)
         return result
+    # Segments run where the trace is cut: on a device this machine has.
+    runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
     program = None
     if input_specs and not execute:
         args, kwargs, program = _trace_on_stand_ins(script, entry, fn, input_specs, device, seed, fullgraph)
     else:
         args, kwargs = _entry_inputs(script, input_specs, device, seed)
     if program is None:
-        # Segments run where the trace is cut: on a device this machine has.
-        runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
         program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available, segments=runner)
     if program.in_segments:
         result.calls.append(_segmented(script, entry, program, runner, fn, args, kwargs, device=device, seed=seed,
@@ -343,7 +343,7 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
 
 def _trace_on_stand_ins(script: Script, entry: str, fn, input_specs: list[str], device: str, seed: int,
                         fullgraph: bool) -> tuple[tuple, dict, TracedProgram | None]:
-    """The trace of a call on its `--input`s' stand-ins (frontend/placement.py): tracing
+    """The trace of a call on its `--input`s' stand-ins (frontend/stand_ins.py): tracing
     reads only their shapes, dtypes and devices, so an input of any size costs nothing.
     A program that reads a value has its trace cut there and the piece before it run,
     which needs real inputs: then the real inputs and no program (None), and the caller
