@@ -1,7 +1,7 @@
 """Section 11 of the benchmarks: tracing what this machine cannot hold. The whole
-`tracecli trace` command, each run a process of its own: its CPU time (user and system,
-all threads: what load on a shared machine does not inflate, and what the targets are
-read against), its wall time, and its peak resident memory, as the kernel counts them:
+`tracecli trace` command, each run a process of its own (benchmarks/processes.py): its CPU
+time (user and system, all threads: what load on a shared machine does not inflate, and
+what the targets are read against), its wall time, and its peak resident memory:
 
 - a 40 GB input (`-i f32[100000,100000]`) against the same script on `-i f32[3,4]` and
   against `import torch`: tracing reads only metadata, so both traces should cost the same;
@@ -16,14 +16,13 @@ read against), its wall time, and its peak resident memory, as the kernel counts
 from __future__ import annotations
 
 import importlib.util
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from processes import measure
 
 HERE = Path(__file__).resolve().parent
 TRACECLI = [sys.executable, "-m", "tracecli"]
@@ -64,27 +63,11 @@ class MetaRow:
     message: str = ""  # the last line on stderr, for a command that refuses
 
 
-def _measure(argv: list[str], env: dict[str, str] | None = None,
-             cwd: Path | None = None) -> tuple[float, float, int, int, str]:
-    """(CPU seconds, wall seconds, peak RSS in bytes, exit code, last stderr line) of one process."""
-    with tempfile.TemporaryFile() as stderr:
-        start = time.perf_counter()
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd,
-                                   env={**os.environ, **(env or {})})
-        # wait4: this child's own resource usage (RUSAGE_CHILDREN would be the peak of all of them).
-        _, status, usage = os.wait4(process.pid, 0)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        stderr.seek(0)
-        lines = stderr.read().decode(errors="replace").strip().splitlines()
-    peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)  # bytes on macOS, kB on Linux
-    return usage.ru_utime + usage.ru_stime, wall, peak, process.returncode, lines[-1] if lines else ""
-
-
 def _row(name: str, argv: list[str], reps: int, env: dict[str, str] | None = None, cwd: Path | None = None) -> MetaRow:
-    runs = [_measure(argv, env, cwd) for _ in range(reps)]
-    return MetaRow(name, statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
-                   max(r[2] for r in runs), runs[-1][3], runs[-1][4])
+    runs = [measure(argv, env, cwd) for _ in range(reps)]
+    last = runs[-1].stderr.strip().splitlines()
+    return MetaRow(name, statistics.median(r.cpu for r in runs), statistics.median(r.wall for r in runs),
+                   max(r.peak_rss for r in runs), runs[-1].exit_code, last[-1] if last else "")
 
 
 def bench_meta(reps: int = 3, with_transformers: bool = True) -> list[MetaRow]:

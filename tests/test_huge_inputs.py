@@ -3,15 +3,12 @@
 refuses one that cannot be allocated before trying, naming it and its size."""
 
 import json
-import os
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
 
 import pytest
 import torch
 
+from benchmarks.processes import Measured, measure
 from tests.test_cli import assert_user_error, write
 
 HUGE = "f32[100000,100000]"  # 40 GB: more than the machines these tests run on have free
@@ -24,24 +21,9 @@ THREE_OPS = """
 """
 
 
-@dataclass
-class Process:
-    exit_code: int
-    stdout: str
-    stderr: str
-    peak_rss: int  # bytes
-
-
-def tracecli_process(*args: str, cwd) -> Process:
-    """`tracecli ARGS` as a process of its own, with its peak resident memory as the kernel counts it."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen([sys.executable, "-m", "tracecli", *args], cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own usage
-        process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
-        return Process(process.returncode, out.read(), err.read(), peak)
+def tracecli_process(*args: str, cwd) -> Measured:
+    """`tracecli ARGS` as a process of its own, with its own peak resident memory."""
+    return measure([sys.executable, "-m", "tracecli", *args], cwd=cwd)
 
 
 @pytest.fixture
