@@ -27,6 +27,7 @@ import torch
 import torch.fx
 from breaks_bench import bench_breaks, print_breaks
 from executors_bench import bench_executors, executor_targets, print_executors
+from meta_bench import bench_meta, meta_targets, print_meta
 from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
@@ -281,8 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
-    parser.add_argument("--only", choices=["passes", "training", "breaks"],
-                        help="run one section alone (no summary): passes, training, breaks")
+    parser.add_argument("--only", choices=["passes", "training", "breaks", "meta"],
+                        help="run one section alone: passes, training, breaks, meta (with its summary lines)")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
@@ -301,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "breaks":
         print_breaks(_breaks(args.quick, clock))
+        return 0
+    if args.only == "meta":
+        meta = bench_meta(1 if args.quick else 3, with_transformers=not args.quick)
+        print_meta(meta)
+        print_summary([], [], [], [], meta_targets(meta))
         return 0
     # Measured first, printed in its place: after the sections before it ran in this
     # process, torch.compile of the Hugging Face GPT-2 training step fails.
@@ -324,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     print_executors(executors)
     print_training(training)
     print_breaks(_breaks(args.quick, clock))
-    print_summary(tracing, execution, passes, verifying, executor_targets(executors))
+    meta = bench_meta(1 if args.quick else 3, with_transformers=not args.quick)
+    print_meta(meta)
+    print_summary(tracing, execution, passes, verifying, executor_targets(executors) + meta_targets(meta))
     return 0
 
 

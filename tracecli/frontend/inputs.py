@@ -11,7 +11,9 @@ from torch.overrides import TorchFunctionMode
 
 from tracecli.core import dtypes
 from tracecli.core.errors import UserError
-from tracecli.ops.torch_bridge import sample_code, to_device
+from tracecli.frontend.memory import nbytes, out_of_memory, require_room, too_big
+from tracecli.frontend.stand_ins import stand_in
+from tracecli.ops.torch_bridge import TO_TORCH, sample_code, to_device
 
 _SPEC = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*\[\s*([A-Za-z0-9_,\s]*)\]\s*$")
 _DIM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -70,20 +72,34 @@ def parse_spec(text: str) -> InputSpec:
     return InputSpec(text, dtype=dtype, shape=tuple(shape))
 
 
-def make_input(spec: InputSpec, device: str, generator: torch.Generator, sizes: dict[str, int] | None = None):
+def make_input(spec: InputSpec, device: str, generator: torch.Generator, sizes: dict[str, int] | None = None,
+               *, values: bool = True):
+    """The input `spec` describes, on `device`; without `values`, a stand-in that holds
+    no memory (frontend/stand_ins.py): all that tracing reads of it."""
     if spec.dtype is None:
         return spec.number
+    shape = spec.sized(sizes or {})
+    if not values:
+        return stand_in(shape, TO_TORCH[spec.dtype], device, spec.requires_grad)
+    what = f"--input {spec.text}"
+    require_room(what, shape, spec.dtype, device)
     # The same recipe a saved trace's sample_inputs() writes out.
     code = sample_code(spec.dtype, "shape", "device", "generator")
-    shape = spec.sized(sizes or {})
-    tensor = eval(code, {"torch": torch, "shape": shape, "device": device, "generator": generator})  # noqa: S307
+    try:
+        tensor = eval(code, {"torch": torch, "shape": shape, "device": device, "generator": generator})  # noqa: S307
+    except (RuntimeError, torch.OutOfMemoryError) as exc:
+        if not out_of_memory(exc):
+            raise
+        raise too_big(what, nbytes(shape, spec.dtype), device, None) from None
     return tensor.requires_grad_() if spec.requires_grad else tensor
 
 
-def inputs_from_specs(specs: list[str], device: str, seed: int, sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
-    """The entry's inputs from `--input` specs; `sizes` gives the named dims (f32[n,4])."""
+def inputs_from_specs(specs: list[str], device: str, seed: int, sizes: dict[str, int] | None = None,
+                      *, values: bool = True) -> tuple[tuple, dict]:
+    """The entry's inputs from `--input` specs; `sizes` gives the named dims (f32[n,4]).
+    Without `values`, stand-ins: tensors that hold no memory, for tracing only."""
     generator = torch.Generator().manual_seed(seed)
-    return tuple(make_input(parse_spec(s), device, generator, sizes) for s in specs), {}
+    return tuple(make_input(parse_spec(s), device, generator, sizes, values=values) for s in specs), {}
 
 
 def parse_sizes(texts: list[str]) -> list[dict[str, int]]:

@@ -12,6 +12,9 @@ stands for one on the target device; a tensor elsewhere (already on `meta`) stay
 
 Tensors the entry makes are not moved: a factory without `device=` makes a CPU tensor,
 as eager on the device does, and mixing it with the device's tensors fails as eager fails.
+
+An input made only to be traced (frontend/stand_ins.py) is traced as a tensor on the
+device it stands for.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import torch
 
 from tracecli.core.values import TensorValue
 from tracecli.frontend.proxy import TensorProxy
+from tracecli.frontend.stand_ins import stands_for
 from tracecli.ops.torch_bridge import type_of
 
 # Metadata reads whose answer depends on the device: asked of a real tensor that stands
@@ -38,7 +42,7 @@ class Placement:
 
     def device_of(self, tensor: torch.Tensor) -> str:
         """The device `tensor` stands for in the trace."""
-        real = type_of(tensor).device
+        real = stands_for(tensor) or type_of(tensor).device
         if self.device is None or real != "cpu" or id(tensor) in self._staying:
             return real
         return self.device

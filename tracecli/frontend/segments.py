@@ -29,10 +29,12 @@ from typing import Protocol
 
 import torch
 
+from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue, Value
+from tracecli.frontend.stand_ins import ValuesNeeded, stands_for
 from tracecli.ops.prims.autograd import SAVED_GRAD_MODES
 
 
@@ -379,6 +381,14 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
         segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), value], Break(source, reason),
                        tracer.recorder.grad_mode)
     real = segmenting.value(value)
+    if stands_for(real) is not None:
+        raise ValuesNeeded(source)
+    if isinstance(real, torch.Tensor) and real.is_meta:
+        # Computed from tensors on meta (a model built under `with torch.device("meta"):`).
+        where = {"file": source.file, "line": source.line, "source": source.text} if source is not None else {}
+        raise TracingError(f"{BREAKING_READS[name]}, and this one is on meta: meta tensors have no values, so the "
+                           "trace cannot go on past this line. Tracing a model built on meta needs a program that "
+                           "reads none of its values", **where)
     with torch._C.DisableTorchFunctionSubclass():
         got = func(real, *args[1:], **kwargs)
     segmenting.note_read((_READ_SPELLING[name], value.name, shown(got)), cut, source)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 import torch
 
 from tracecli.core.errors import UserError
+from tracecli.core.trace import Trace
+from tracecli.core.values import TensorValue
 from tracecli.frontend.inputs import device_available
 
 
@@ -33,6 +35,19 @@ def require_device(device: str, command: str) -> None:
             + (" (torch.cuda.is_available() is False)" if device.startswith("cuda") else "")
             + f"; `tracecli {command}` needs it to execute. Use `tracecli trace` to see the trace without running it"
         )
+
+
+def require_values(trace: Trace, command: str = "run") -> None:
+    """Refuse to execute a trace that reads tensors on meta (a model built under `with
+    torch.device("meta"):`): they have no values, and eager would fail at its first read
+    of one, far from the cause."""
+    on_meta = [v.name for v in trace.inputs if isinstance(v, TensorValue) and v.device == "meta"]
+    if on_meta:
+        which = on_meta[0] + (f" and {len(on_meta) - 1} more" if len(on_meta) > 1 else "")
+        raise UserError(f"the program reads tensors on meta ({which}): meta tensors have no values, so "
+                        f"`tracecli {command}` cannot execute "
+                        "the program and compare it with eager. `tracecli trace`, `examine` and `diff` show its "
+                        "trace without running it")
 
 
 def runs_here(device: str) -> bool:
@@ -92,4 +107,4 @@ def _cell_contents(cell) -> object:
         return None
 
 
-__all__ = ["move_state", "require_device", "runs_here"]
+__all__ = ["move_state", "require_device", "require_values", "runs_here"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -36,13 +37,16 @@ from tracecli.frontend.loader import (
     script_argv,
     seed_everything,
 )
+from tracecli.frontend.memory import NoRoom
 from tracecli.frontend.proxy import ProxyEscapedError
 from tracecli.frontend.resize import dim_sizes, resized_arguments
+from tracecli.frontend.source import location_of, user_frame
+from tracecli.frontend.stand_ins import ValuesNeeded
 from tracecli.frontend.state import DEPTH as STATE_DEPTH
 from tracecli.frontend.symbolic import DimPolicy
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import RunReport, check_against_eager, quiet
-from tracecli.jobs.devices import move_state, require_device, runs_here
+from tracecli.jobs.devices import move_state, require_device, require_values, runs_here
 from tracecli.jobs.gradients import check_gradients, differentiate
 from tracecli.jobs.guards import Guard, guard_for
 from tracecli.jobs.segments import SegmentRunner, check_segmented, replay
@@ -201,6 +205,7 @@ def escaped_state(exc: ProxyEscapedError, traces: list[Trace]) -> UserError:
 
 def _execute(call: TracedCall, compiled: Callable, fn: Callable, args: tuple, kwargs: dict, seed: int,
              device: str, script: Script, repeat: int, inputs: list | None = None) -> RunReport:
+    require_values(call.program.trace)
     try:
         return check_against_eager(
             call.final, compiled, fn, args, kwargs, call.program, seed=seed, device=device, repeat=repeat,
@@ -312,10 +317,15 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
                    execute=execute, repeat=repeat, stamp=not available, steps=steps or [], check=check,
                    executor=executor, fullgraph=fullgraph)
         return result
-    args, kwargs = _entry_inputs(script, input_specs, device, seed)
     # Segments run where the trace is cut: on a device this machine has.
     runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
-    program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available, segments=runner)
+    program = None
+    if input_specs and not execute:
+        args, kwargs, program = _trace_on_stand_ins(script, entry, fn, input_specs, device, seed, fullgraph)
+    else:
+        args, kwargs = _entry_inputs(script, input_specs, device, seed)
+    if program is None:
+        program = _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available, segments=runner)
     if program.in_segments:
         result.calls.append(_segmented(script, entry, program, runner, fn, args, kwargs, device=device, seed=seed,
                                        execute=execute, repeat=repeat, grad=grad))
@@ -329,6 +339,47 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
         _check_gradients(call, script, fn, args, kwargs, seed, device, executor)
     result.calls.append(call)
     return result
+
+
+def _trace_on_stand_ins(script: Script, entry: str, fn, input_specs: list[str], device: str, seed: int,
+                        fullgraph: bool) -> tuple[tuple, dict, TracedProgram | None]:
+    """The trace of a call on its `--input`s' stand-ins (frontend/stand_ins.py): tracing
+    reads only their shapes, dtypes and devices, so an input of any size costs nothing.
+    A program that reads a value has its trace cut there and the piece before it run,
+    which needs real inputs: then the real inputs and no program (None), and the caller
+    traces the call again on them. (Python state the entry changed before the read, it
+    has changed twice.)"""
+    args, kwargs = _entry_inputs(script, input_specs, device, seed, values=False)
+    # The same runner or none as on real inputs, so that every other decision is the same.
+    runner = _StandInRunner() if not fullgraph and runs_here(device) else None
+    try:
+        return args, kwargs, _trace_entry(script, entry, fn, args, kwargs, device, stamp=not runs_here(device),
+                                          segments=runner)
+    except ValuesNeeded as needed:
+        try:
+            args, kwargs = _entry_inputs(script, input_specs, device, seed)
+        except NoRoom as exc:
+            where = needed.where
+            raise UserError(f"the trace is cut here to read a value, which needs the inputs' values: {exc.shortage}",
+                            file=where.file if where else None, line=where.line if where else None,
+                            source=where.text if where else "") from None
+        return args, kwargs, None
+
+
+class _StandInRunner:
+    """The segment runner of a call traced on stand-ins: it has nothing to run a segment
+    on, so the first cut stops the tracing."""
+
+    shadow = False
+
+    def run(self, segment: Trace, inputs: list, last: bool) -> list | None:
+        if last:
+            return None  # the call's end, which a traced call does not run
+        frame = user_frame(sys._getframe(1))
+        raise ValuesNeeded(location_of(frame) if frame is not None else None)
+
+    def ran(self, segment: Trace) -> None:
+        pass
 
 
 def _segmented(script: Script, entry: str, program: TracedProgram, runner: SegmentRunner, fn, args: tuple,
@@ -471,9 +522,10 @@ def _sizes_of(trace: Trace, sizes: dict[str, int], args: tuple, kwargs: dict, pr
 
 
 def _entry_inputs(script: Script, specs: list[str] | None, device: str, seed: int,
-                  sizes: dict[str, int] | None = None) -> tuple[tuple, dict]:
+                  sizes: dict[str, int] | None = None, *, values: bool = True) -> tuple[tuple, dict]:
+    """Without `values`, the `--input`s are stand-ins that hold no memory (for tracing only)."""
     if specs:
-        return inputs_from_specs(specs, device if runs_here(device) else "cpu", seed, sizes)
+        return inputs_from_specs(specs, device if runs_here(device) else "cpu", seed, sizes, values=values)
     if script.sample_inputs is None:
         raise UserError(
             f"{script.path}: no inputs: define sample_inputs(device) in the script "

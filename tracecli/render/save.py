@@ -35,8 +35,9 @@ def _make_input(value, example: object = None) -> str:
     if not isinstance(value, TensorValue):
         return format_constant(value.value)
     shape = format_constant(tuple(value.shape))
+    # (A meta tensor, a weight of a model built on meta or a traced input's stand-in, has no values to draw from.)
     if (isinstance(example, torch.Tensor) and example.dtype in _INDEX_DTYPES and example.numel()
-            and tuple(example.shape) == tuple(value.shape)):
+            and not example.is_meta and tuple(example.shape) == tuple(value.shape)):
         # Indices, ids and class targets: drawn among the traced call's own values, which
         # index what they index (`table[ids]`), where any ten numbers might not.
         seen = torch.unique(example.detach().cpu()).tolist()

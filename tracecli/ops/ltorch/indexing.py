@@ -84,6 +84,16 @@ def on_indexed_device(x: TensorValue, index: TensorValue) -> TensorValue:
     return prims.device_put(index, x.device)
 
 
+def index_on_meta(x: TensorValue, index: TensorValue) -> TensorValue:
+    """A CPU index read by a meta tensor, as eager's meta kernels of embedding,
+    index_select, gather, take and the scatters read it: on meta (they check no device,
+    and give a meta result). A model built on meta then takes its ids on the CPU. On any
+    other device these ops refuse a CPU index, as eager's kernels do."""
+    if x.device == "meta" and index.device == "cpu":
+        return prims.device_put(index, "meta")
+    return index
+
+
 def _check_index_tensor(index: TensorValue) -> None:
     if index.dtype in (dtypes.bool8, dtypes.uint8):
         raise _mask_error(f"a {index.dtype.name} tensor")
@@ -277,6 +287,7 @@ def index_select(input, dim, index):
     if index.dtype not in _INDEX_DTYPES or index.ndim > 1:
         got = f"{index.dtype.name}{list(index.shape)}"
         raise ShapeError(f"index_select needs a vector of int32 or int64 indices, got {got}")
+    index = index_on_meta(input, index)
     if input.ndim == 0:
         # torch reads a zero-dim input as one element and gives one back.
         if index.numel != 1:
@@ -291,6 +302,7 @@ def index_select(input, dim, index):
 def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j] = input[index[i][j]][j] (for dim 0), shaped like index"""
     input, index = expect_tensor(input, "gather"), expect_tensor(index, "gather")
+    index = index_on_meta(input, index)
     d = canonical_dim(dim, input.ndim)
     if statically_equal(index.numel, 0):
         # Nothing to read: torch checks neither the index's dtype nor its rank then.
@@ -340,6 +352,7 @@ def take(input, index):
         raise ShapeError(f"take needs an int64 index, got {index.dtype.name}")
     if input.dtype == dtypes.complex32:
         raise ShapeError("take does not take complex32 tensors")  # torch's CPU kernel has none
+    index = index_on_meta(input, index)
     flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
     return prims.take(flat, wrap_negative(index, input.numel, index.shape), 0)
 

@@ -33,7 +33,7 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import broadcast_to, compute_dtype, convert, expect_tensor, is_tensor, symbol
-from tracecli.ops.ltorch.indexing import assignment, fill_value, indexed_shape, wrap_negative
+from tracecli.ops.ltorch.indexing import assignment, fill_value, index_on_meta, indexed_shape, wrap_negative
 from tracecli.ops.prims.indexing_scatter import REDUCTIONS
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim
 
@@ -43,12 +43,12 @@ _LONG = (dtypes.int64,)
 _CUDA_PROMOTE = Autocast(cuda=Policy.PROMOTE)
 
 
-def _index(index, op: str, allowed: tuple = _INDEX_DTYPES) -> TensorValue:
+def _index(index, op: str, allowed: tuple = _INDEX_DTYPES, into: TensorValue | None = None) -> TensorValue:
     index = expect_tensor(index, op)
     if index.dtype not in allowed:
         names = " or ".join(d.name for d in allowed)
         raise ShapeError(f"{op} needs an {names} index, got {index.dtype.name}")
-    return index
+    return index if into is None else index_on_meta(into, index)
 
 
 def _source(input: TensorValue, source, op: str) -> TensorValue:
@@ -108,7 +108,7 @@ def scatter(input, dim, index, src, *, reduce=None):
         src = fill_value(src, input.dtype, "scatter")
     if _nothing_to_write(index):
         return prims.clone(input)
-    index = _index(index, "scatter")
+    index = _index(index, "scatter", into=input)
     if not is_tensor(src):
         src = prims.full(index.shape, src, device=input.device, dtype=input.dtype)
     if reduce is None:
@@ -127,7 +127,7 @@ def scatter_add(input, dim, index, src):
     index = expect_tensor(index, "scatter_add")
     if _nothing_to_write(index):
         return prims.clone(input)
-    return prims.scatter_add(input, _index(index, "scatter_add"), src, d)
+    return prims.scatter_add(input, _index(index, "scatter_add", into=input), src, d)
 
 
 # Names torch also takes for the extrema (one reduction in its kernels).
@@ -147,7 +147,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     index = expect_tensor(index, "scatter_reduce")
     if _nothing_to_write(index):
         return prims.clone(input)
-    return prims.scatter_reduce(input, _index(index, "scatter_reduce"), src, d, reduce, bool(include_self))
+    return prims.scatter_reduce(input, _index(index, "scatter_reduce", into=input), src, d, reduce, bool(include_self))
 
 
 # --- whole slices at a vector of indices -----------------------------------------------------------

@@ -30,6 +30,7 @@ from tracecli.ops.ltorch._base import (
     symbol,
     torch_form,
 )
+from tracecli.ops.ltorch.indexing import index_on_meta
 from tracecli.ops.ltorch.inplace import copy_
 from tracecli.ops.ltorch.pooling import avg_pool2d, avg_pool3d
 from tracecli.ops.ltorch.reductions import mean, var
@@ -95,7 +96,7 @@ def embedding(input, weight, padding_idx=None):
         raise ShapeError(f"embedding expects a 2-D weight, got {list(weight.shape)}")
     if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
         raise ShapeError(f"padding_idx {padding_idx} is out of range for {weight.shape[0]} embeddings")
-    return prims.take(weight, input, 0)
+    return prims.take(weight, index_on_meta(weight, input), 0)
 
 
 # --- dropout ------------------------------------------------------------------------------

@@ -101,9 +101,16 @@ searchsorted = prim(
 )
 
 
+# torch's kernels on the CPU and MPS count floating point values only; CUDA's and meta's
+# count integers too (a mixture of experts counts its tokens per expert so there).
+_HISTC_FLOATS_ONLY = ("cpu", "mps")
+
+
 def _histc_meta(x: TensorValue, bins: int, low: float, high: float) -> TensorType:
-    if not x.dtype.is_float:
-        raise ShapeError(f"prims.histc counts floating point values, got {x.dtype.name}")
+    floats_only = x.device.partition(":")[0] in _HISTC_FLOATS_ONLY
+    if not (x.dtype.is_float or (x.dtype.kind == "int" and not floats_only)):
+        kinds = "floating point values" if floats_only else "floating point or integer values"
+        raise ShapeError(f"prims.histc counts {kinds} on {x.device}, got {x.dtype.name}")
     if bins <= 0:
         raise ShapeError(f"prims.histc needs a positive number of bins, got {bins}")
     if not (math.isfinite(low) and math.isfinite(high)):
