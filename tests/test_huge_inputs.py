@@ -86,6 +86,31 @@ def test_tracing_that_reads_a_value_of_a_huge_input_says_it_needs_the_values(cli
     assert "segment 2" in result.stdout
 
 
+def test_state_written_before_a_read_is_written_once_when_traced_again_on_real_inputs(cli, tmp_path):
+    # The call on stand-ins stops at the read and is traced again on real inputs: what it
+    # wrote before the read (a counter, a log) is put back first, so the trace stores
+    # what one call writes.
+    counts = write(tmp_path, "counts.py", """
+        import torch
+
+        N = 0
+        SEEN = []
+
+
+        def f(x):
+            global N
+            N += 1
+            SEEN.append(N)
+            if x.sum() > 0:
+                return x * N
+            return x - N
+    """)
+    result = cli("trace", counts, "-i", "f32[3,4]", "--depth", "0", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert 'ltorch.store_item(globals, "N", 1)' in result.stdout
+    assert "ltorch.store_extend(SEEN, [1])" in result.stdout
+
+
 def test_sample_inputs_on_meta_trace_at_any_size_and_run_says_meta_has_no_values(cli, tmp_path):
     path = write(tmp_path, "meta_inputs.py", """
         import torch

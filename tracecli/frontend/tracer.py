@@ -74,6 +74,7 @@ from tracecli.frontend.segments import (
     run_eagerly,
 )
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
+from tracecli.frontend.stand_ins import ValuesNeeded
 from tracecli.frontend.state import StateWatch, watch_entry
 from tracecli.frontend.symbolic import (
     DimHints,
@@ -1167,6 +1168,11 @@ def trace_callable(
                 f"register {type(hidden).__qualname__} with torch.utils._pytree.register_pytree_node"
             )
         hints = tracer.hints.finish()
+    except ValuesNeeded:
+        # Traced again on real inputs: that call must find the state as this one did (a
+        # counter it adds to, a log it appends to, before the read that stopped it).
+        writes = watch.writes()
+        raise
     finally:
         pop_handler()
         # The frame holds the tracer and the tracer the frame: a cycle only a collection
