@@ -126,3 +126,32 @@ def test_sample_inputs_on_meta_trace_at_any_size_and_run_says_meta_has_no_values
     assert 'x: "meta f32[100000, 100000]"' in result.stdout and '"meta f32[100000]"' in result.stdout
     assert_user_error(cli("run", path), "the program reads tensors on meta (x)", "meta tensors have no values",
                       "`tracecli trace`, `examine` and `diff`")
+
+
+def test_tracing_a_model_copies_no_weights_unless_the_call_is_cut(tmp_path):
+    # While a call is traced, the segments before a cut run on copies of what they read,
+    # so nothing the script holds changes: copies made when a segment reads them, not of
+    # every weight up front (a model as big as free memory would not trace otherwise).
+    write(tmp_path, "weights.py", """
+        import torch
+
+        model = torch.nn.Linear(8192, 8192)  # 256 MiB of weights
+
+
+        def f(x):
+            return model(x)
+    """)
+    write(tmp_path, "no_weights.py", """
+        import torch
+
+        model = torch.nn.Linear(8, 8)
+
+
+        def f(x):
+            return model(x)
+    """)
+    small = tracecli_process("trace", "no_weights.py", "-i", "f32[2,8]", cwd=tmp_path)
+    big = tracecli_process("trace", "weights.py", "-i", "f32[2,8192]", cwd=tmp_path)
+    assert small.exit_code == 0 and big.exit_code == 0, big.stderr
+    weights = 8192 * 8192 * 4
+    assert big.peak_rss < small.peak_rss + weights * 1.5, (big.peak_rss - small.peak_rss) / weights

@@ -96,6 +96,7 @@ class Segmenting:
     # Per segment (by number, from 1), the reads of values already made, which cut nothing.
     more_reads: dict[int, list] = field(default_factory=dict)
     copies: dict[int, torch.Tensor] = field(default_factory=dict)  # id(real tensor) -> its copy, when shadowing
+    uncopied: set[str] = field(default_factory=set)  # inputs no segment has read yet, when shadowing
     # Per segment (by number), the bound symbols trace_of last split out and what they read.
     inputs_of: dict[int, tuple] = field(default_factory=dict)
     # With symbolic sizes: a segment with the sizes it reads bound (frontend/symbolic.py).
@@ -107,15 +108,26 @@ class Segmenting:
 
     def hold(self, value: Value, obj: object) -> None:
         """An input of the call (an argument, a module's tensor, a captured tensor): what
-        segments that read it run on (a copy of it, while the call is traced)."""
+        segments that read it run on (a copy of it, while the call is traced, made when a
+        segment first reads it: a model's weights are not copied for a call that is never
+        cut, and tracing changes no real tensor before then)."""
+        self.real[value.name] = obj
         if isinstance(obj, torch.Tensor) and self.runner.shadow:
+            self.uncopied.add(value.name)
+
+    def held(self, name: str) -> object:
+        """What a value holds, for a segment or an eager call to read (a copy of an input
+        while the call is traced)."""
+        obj = self.real[name]
+        if name in self.uncopied:
+            self.uncopied.discard(name)
             copy = self.copies.get(id(obj))
             if copy is None:
                 # Below the tracer: the copy is no op of the program's.
                 with torch._C.DisableTorchFunction(), torch.no_grad():
                     copy = self.copies[id(obj)] = obj.detach().clone().requires_grad_(obj.requires_grad)
-            obj = copy
-        self.real[value.name] = obj
+            obj = self.real[name] = copy
+        return obj
 
     def cut(self, bsyms: list[BoundSymbol], live: list[Value], why: Break, grad_mode: bool) -> None:
         """End the segment being traced at a break: run it, keeping the values of `live`.
@@ -124,7 +136,7 @@ class Segmenting:
         outputs = _kept(_made(recorded), live)
         trace = self.trace_of(recorded, outputs, len(self.cuts) + 1)
         with self._grad_mode_kept():
-            got = self.runner.run(trace, [self.real[v.name] for v in trace.inputs], last=False)
+            got = self.runner.run(trace, [self.held(v.name) for v in trace.inputs], last=False)
         for value, obj in zip(outputs, got, strict=True):
             self.real[value.name] = obj
         self.cuts.append((len(bsyms), outputs, why))
@@ -174,7 +186,7 @@ class Segmenting:
 
     def value(self, value: Value) -> object:
         """What a value of an earlier segment holds, for the Python reading it."""
-        return self.real[value.name]
+        return self.held(value.name)
 
     def trace_of(self, bsyms: tuple[BoundSymbol, ...], output, number: int, info=None) -> Trace:
         # `segments` splits the final bound symbols again, most often the very ones each
@@ -351,7 +363,7 @@ def run_eagerly(tracer, func, vargs: tuple, vkwargs: dict, source: SourceLocatio
     else:
         segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *read], why, tracer.recorder.grad_mode)
     def real(leaf):
-        return segmenting.real.get(leaf.name, leaf) if isinstance(leaf, Value) else leaf
+        return segmenting.held(leaf.name) if isinstance(leaf, Value) and leaf.name in segmenting.real else leaf
 
     real_args, real_kwargs = tree_map(real, vargs), tree_map(real, vkwargs)
     with torch._C.DisableTorchFunction():
