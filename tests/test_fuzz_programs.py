@@ -110,20 +110,10 @@ KNOWN_BUGS = {
                                         "call did not take is not put back after the checks, so each later call "
                                         "writes it three times (run exit 1; a global number is put back since "
                                         "f30d7c6)", [COUNT_BY_VALUE, HIST_IN_BRANCH], None),
-    "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: with any "
-                         "pass (dce, cse, lower, fuse) a value one symbolic segment hands to a later one is typed "
-                         "with other dims there (`name t1 is used for two different values`, shape (s0, s1) and "
-                         "(s2, s3); also after `torch.unique`); lower breaks one that reads an input written in "
-                         "place after a cut (`input x is declared twice`): exit 1 in trace and run", [], None),
     "signed-zero-max": ("lower turns `y.max()` into prims.amax, which picks the other signed zero than eager's "
                         "max() where the values are all zeros of both signs: Python formatting it (`f\"{y.max()}\"`) "
                         "reads '-0.0' where eager reads '0.0', and what it computes from that differs (run exit 1; "
                         "the generator meets it with a main block's zero inputs and lower)", [], None),
-    "print-after-opaque-outputs": ("printing a tensor (`print(x.sum())`) after an opaque op with several outputs "
-                                   "(`torch.frexp(x).mantissa`), with any pass, where the process traces that op "
-                                   "for the first time (every tracecli command): trace and run refuse it in "
-                                   "tracecli's own words, `KeyError: 'segment 1 reads %0, which nothing before it "
-                                   "kept'` (exit 2)", [], r"reads %\d+, which nothing before it kept"),
 }
 
 # Statements whose Python reads a tensor's value (a graph break: run and trace cut the
@@ -340,7 +330,7 @@ def programs(draw, breaks: bool = False, main: bool = False) -> str:
 PASSES = [[], ["dce,cse,rename"], ["lower,dce"]]
 BREAK_PASSES = [*PASSES, ["fuse"], ["lower,cse,dce,rename,renumber"]]
 # Programs that break run with --dynamic a third of the time (its segments symbolic).
-DYNAMIC = [False] if "dynamic-segments" in AVOIDED else [False, False, True]
+DYNAMIC = [False, False, True]
 EXECUTORS = ["torch", "prims"]
 
 
@@ -349,7 +339,7 @@ def program_for_seed(seed: int, avoid: frozenset = AVOIDED) -> tuple[str, list[s
     main block; the passes, the executor and whether --dynamic to run it with."""
     rng = random.Random(seed)
     source = build_program(rng.choice, breaks=True, main=rng.random() < 0.5, avoid=avoid)
-    dynamic = rng.choice([False] if "dynamic-segments" in avoid else [False, False, True])
+    dynamic = rng.choice(DYNAMIC)
     return source, rng.choice(BREAK_PASSES), rng.choice(EXECUTORS), dynamic
 
 
@@ -506,36 +496,6 @@ if __name__ == '__main__':
     for sign in [-1.0, 1.0, 1.0]:
         f(torch.ones(4, 4) * sign)
 """, {})],
-    "dynamic-segments": [
-        (_ENTRY.format("    u = torch.unique(x * 2)\n    return u.sum()"), {"dynamic": True, "passes": ["dce"]}),
-        ("""\
-import torch
-
-
-def f(x, a):
-    s = x.max().item()
-    z = a + 1.0
-    t = z.min().item()
-    return z + x
-
-
-def sample_inputs(device):
-    return torch.randn(4, 4), torch.randn(4, 4)
-""", {"dynamic": True, "passes": ["dce"]}),
-        ("""\
-import torch
-
-
-def f(x, a):
-    x[0, 0] = a.sum().item()
-    n = int(x.argmax())
-    return x * torch.arange(n + 1).float().mean()
-
-
-def sample_inputs(device):
-    return torch.randn(4, 4), torch.randn(4, 4)
-""", {"dynamic": True, "passes": ["lower"]}),
-    ],
     "signed-zero-max": [("""\
 import torch
 
@@ -549,9 +509,6 @@ def sample_inputs(device):
     return (torch.tensor([[-0.0, -0.0, -0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [-0.0, 0.0, -0.0, -0.0],
                           [-0.0, 0.0, 0.0, 0.0]]),)
 """, {"passes": ["lower"]})],
-    "print-after-opaque-outputs": [
-        (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"], "fresh": True}),
-    ],
 }
 
 
