@@ -415,6 +415,21 @@ HANDED_ON = {
         def sample_inputs(device):
             return (torch.randn(4, 4),)
     """,
+    # The same, where the segment before the call spells x's size: as a number once it is
+    # one, which is not the code that serves another size.
+    "reshaped.py": """
+        import torch
+
+
+        def f(x):
+            y = x.reshape(x.shape[0] * x.shape[1]) + 1
+            u = torch.unique(x * 2)
+            return u.sum() + y.sum()
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """,
     # x written in place, then read for its sizes by a later segment: lower hands the
     # written value on as x itself, and the later segment reads x twice over.
     "written.py": """

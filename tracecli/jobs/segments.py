@@ -144,10 +144,11 @@ class SegmentRunner:
             # What an earlier segment hands on keeps the name the passes gave it there.
             trace = _renamed_inputs(segment.trace, _handed_names(segment.trace.inputs, final))
             stages = _handing_on_unique(run_pipeline(trace, self.steps, check=self.check), final, trace)
-            if key is not None and key[1] == tuple(v.name for v in segment.trace.inputs):
+            if key is not None and key == _key(segment.trace):
                 self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
-            # (Else it reads other values than when it was cut: under --dynamic, a size found
-            # to equal a number since. A later call makes its own code from what it cuts.)
+            # (Else it is other code than when it was cut: under --dynamic, sizes found equal
+            # or to be a number since, which its code may spell as that number, where the
+            # segment cut serves every size. A later call makes its own code from what it cuts.)
             after = segment.after
             if after is not None and after.reads:  # what Python read, by the names the passes gave
                 after = replace(after, reads=tuple((how, final.get(name, name), got) for how, name, got in after.reads))
