@@ -199,7 +199,8 @@ class Segmenting:
         out = []
         begin, after = 0, None
         for number, (end, outputs, why) in enumerate(self.cuts, 1):
-            outputs = _as_made(outputs, bsyms[begin:end])
+            if self.bind_sizes is not None:  # symbolic: the sizes may be known better by now
+                outputs = _as_made(outputs, bsyms[begin:end])
             out.append(Segment(self.trace_of(bsyms[begin:end], outputs, number, info), after,
                                tuple(self.more_reads.get(number, ()))))
             begin, after = end, why
@@ -260,7 +261,9 @@ def _as_made(outputs: tuple[Value, ...], bsyms) -> tuple[Value, ...]:
     if not outputs:
         return outputs
     made = {v.name: v for v in _made(bsyms)}
-    return tuple(made.get(v.name, v) for v in outputs)
+    typed = tuple(made.get(v.name, v) for v in outputs)
+    # The same tuple where nothing changed: trace_of knows what its segment reads then.
+    return outputs if all(map(operator.is_, typed, outputs)) else typed
 
 
 _RETURNS = Symbol("return", "segment")
