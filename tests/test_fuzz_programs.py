@@ -103,18 +103,7 @@ FORMS = {
 # below holds each bug's smallest program. TRACECLI_FUZZ_KNOWN_BUGS=1
 # (and the command line's --known-bugs) makes them again: when a bug is fixed, its xfail
 # passes (XPASS) and its entry here goes.
-KNOWN_BUGS = {
-    "dynamic-segments": ("--dynamic on a program traced in segments, which matches eager without it: with any "
-                         "pass (dce, cse, lower, fuse) a value one symbolic segment hands to a later one is typed "
-                         "with other dims there (`name t1 is used for two different values`, shape (s0, s1) and "
-                         "(s2, s3); also after `torch.unique`); lower breaks one that reads an input written in "
-                         "place after a cut (`input x is declared twice`): exit 1 in trace and run", [], None),
-    "print-after-opaque-outputs": ("printing a tensor (`print(x.sum())`) after an opaque op with several outputs "
-                                   "(`torch.frexp(x).mantissa`), with any pass, where the process traces that op "
-                                   "for the first time (every tracecli command): trace and run refuse it in "
-                                   "tracecli's own words, `KeyError: 'segment 1 reads %0, which nothing before it "
-                                   "kept'` (exit 2)", [], r"reads %\d+, which nothing before it kept"),
-}
+KNOWN_BUGS: dict[str, tuple[str, list[str], str | None]] = {}  # none known today
 
 # Statements whose Python reads a tensor's value (a graph break: run and trace cut the
 # trace there unless --fullgraph). Templates may span lines; {0}_x names are the
@@ -332,7 +321,7 @@ def programs(draw, breaks: bool = False, main: bool = False) -> str:
 PASSES = [[], ["dce,cse,rename"], ["lower,dce"]]
 BREAK_PASSES = [*PASSES, ["fuse"], ["lower,cse,dce,rename,renumber"]]
 # Programs that break run with --dynamic a third of the time (its segments symbolic).
-DYNAMIC = [False] if "dynamic-segments" in AVOIDED else [False, False, True]
+DYNAMIC = [False, False, True]
 EXECUTORS = ["torch", "prims"]
 
 
@@ -341,7 +330,7 @@ def program_for_seed(seed: int, avoid: frozenset = AVOIDED) -> tuple[str, list[s
     main block; the passes, the executor and whether --dynamic to run it with."""
     rng = random.Random(seed)
     source = build_program(rng.choice, breaks=True, main=rng.random() < 0.5, avoid=avoid)
-    dynamic = rng.choice([False] if "dynamic-segments" in avoid else [False, False, True])
+    dynamic = rng.choice(DYNAMIC)
     return source, rng.choice(BREAK_PASSES), rng.choice(EXECUTORS), dynamic
 
 
@@ -481,41 +470,7 @@ def f(x):
 def sample_inputs(device):
     return (torch.randn(4, 4),)
 """
-KNOWN_BUG_PROGRAMS = {
-    "dynamic-segments": [
-        (_ENTRY.format("    u = torch.unique(x * 2)\n    return u.sum()"), {"dynamic": True, "passes": ["dce"]}),
-        ("""\
-import torch
-
-
-def f(x, a):
-    s = x.max().item()
-    z = a + 1.0
-    t = z.min().item()
-    return z + x
-
-
-def sample_inputs(device):
-    return torch.randn(4, 4), torch.randn(4, 4)
-""", {"dynamic": True, "passes": ["dce"]}),
-        ("""\
-import torch
-
-
-def f(x, a):
-    x[0, 0] = a.sum().item()
-    n = int(x.argmax())
-    return x * torch.arange(n + 1).float().mean()
-
-
-def sample_inputs(device):
-    return torch.randn(4, 4), torch.randn(4, 4)
-""", {"dynamic": True, "passes": ["lower"]}),
-    ],
-    "print-after-opaque-outputs": [
-        (_ENTRY.format("    m = torch.frexp(x).mantissa\n    print(x.sum())\n    return m"), {"passes": ["dce"], "fresh": True}),
-    ],
-}
+KNOWN_BUG_PROGRAMS: dict[str, list[tuple[str, dict]]] = {}
 
 
 @pytest.mark.parametrize("bug, number", [

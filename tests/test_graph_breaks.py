@@ -3,9 +3,12 @@ the piece runs, and the Python goes on with the real value; later calls are trac
 as they run, their segments compiled once. `--fullgraph` keeps the refusal."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.test_cli import assert_user_error, python_output, write
 
 KINDS = """
@@ -414,3 +417,108 @@ def test_a_dynamic_size_found_equal_to_a_number_after_a_cut_still_serves(cli, tm
     result = cli("run", path, "--dynamic", "--no-timing", "--color", "never")
     assert result.exit_code == 0, result.output
     assert "1 trace for 1 call; the call matches eager" in result.stdout
+
+
+# Symbolic segments whose sizes the tracing learns more of after a cut: what one
+# segment hands on is typed in the next as the whole trace types it.
+HANDED_ON = {
+    # `z + x` makes z's dims (s2, s3) x's (s0, s1) after z was cut and handed on.
+    "equal.py": """
+        import torch
+
+
+        def f(x, a):
+            s = x.max().item()
+            z = a + 1.0
+            t = z.min().item()
+            return z + x
+
+
+        def sample_inputs(device):
+            return torch.randn(4, 4), torch.randn(4, 4)
+    """,
+    # A call run eagerly makes x's sizes numbers: x * 2 is handed to it typed so.
+    "unique.py": """
+        import torch
+
+
+        def f(x):
+            u = torch.unique(x * 2)
+            return u.sum()
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """,
+    # The same, where the segment before the call spells x's size: as a number once it is
+    # one, which is not the code that serves another size.
+    "reshaped.py": """
+        import torch
+
+
+        def f(x):
+            y = x.reshape(x.shape[0] * x.shape[1]) + 1
+            u = torch.unique(x * 2)
+            return u.sum() + y.sum()
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """,
+    # x written in place, then read for its sizes by a later segment: lower hands the
+    # written value on as x itself, and the later segment reads x twice over.
+    "written.py": """
+        import torch
+
+
+        def f(x, a):
+            x[0, 0] = a.sum().item()
+            n = int(x.argmax())
+            return x * torch.arange(n + 1).float().mean()
+
+
+        def sample_inputs(device):
+            return torch.randn(4, 4), torch.randn(4, 4)
+    """,
+}
+
+
+@pytest.mark.parametrize("passes", ["dce", "lower", "cse,rename", "fuse"])
+@pytest.mark.parametrize("script", sorted(HANDED_ON))
+def test_dynamic_segments_through_each_pass_type_what_they_hand_on_alike(cli, tmp_path, script, passes):
+    path = write(tmp_path, script, HANDED_ON[script])
+    traced = cli("trace", path, "--dynamic", "-p", passes, "--depth", "0", "--color", "never")
+    assert traced.exit_code == 0, traced.output
+    result = cli("run", path, "--dynamic", "-p", passes, "--sizes", "s0=6,s1=3", "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    assert "1 trace for 2 calls; every call matches eager" in result.stdout
+
+
+def test_a_dynamic_segment_reads_a_value_handed_on_by_the_dims_the_trace_found_equal(cli, tmp_path):
+    path = write(tmp_path, "equal.py", HANDED_ON["equal.py"])
+    text = cli("trace", path, "--dynamic", "-p", "dce", "--depth", "0", "--color", "never").stdout
+    last = text.split("# ── segment 3 of 3")[1]
+    assert "def f_3(t1, x):" in last and '# t1: "cpu f32[s0, s1]"' in last
+    assert "s2" not in text.split("# ── segment 2 of 3")[1]
+
+
+def test_printing_after_an_opaque_op_in_a_new_process_cuts_there(tmp_path):
+    # The passes at the cut verify the segment, running frexp's meta kernel the first
+    # time in this process: below the tracer, not recorded as an op of the program.
+    path = write(tmp_path, "frexp.py", """
+        import torch
+
+
+        def f(x):
+            m = torch.frexp(x).mantissa
+            print(x.sum())
+            return m
+
+
+        def sample_inputs(device):
+            return (torch.randn(4, 4),)
+    """)
+    done = subprocess.run([sys.executable, "-m", "tracecli", "run", path, "-p", "dce", "--no-timing", "--color",
+                           "never"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "(printing a tensor reads its values)" in done.stdout and "the output matches eager" in done.stdout

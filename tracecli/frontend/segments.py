@@ -213,6 +213,8 @@ class Segmenting:
         out = []
         begin, after = 0, None
         for number, (end, outputs, why) in enumerate(self.cuts, 1):
+            if self.bind_sizes is not None:  # symbolic: the sizes may be known better by now
+                outputs = _as_made(outputs, bsyms[begin:end])
             out.append(Segment(self.trace_of(bsyms[begin:end], outputs, number, info), after,
                                tuple(self.more_reads.get(number, ()))))
             begin, after = end, why
@@ -262,6 +264,20 @@ def _among(value: Value, values: list[Value]) -> bool:
 
 def _made(bsyms) -> list[Value]:
     return [v for b in bsyms for v in b.output_values() if isinstance(v, (TensorValue, NumberValue))]
+
+
+def _as_made(outputs: tuple[Value, ...], bsyms) -> tuple[Value, ...]:
+    """A cut's outputs as the final bound symbols make them. With symbolic sizes, the
+    tracing may learn after a cut that two sizes are one (`z + x`: z's dims are x's), or
+    that a size is a number (a call run eagerly): the whole trace's types say so from
+    then on, and a value a segment hands on must be typed so where it is made and where
+    a later segment reads it."""
+    if not outputs:
+        return outputs
+    made = {v.name: v for v in _made(bsyms)}
+    typed = tuple(made.get(v.name, v) for v in outputs)
+    # The same tuple where nothing changed: trace_of knows what its segment reads then.
+    return outputs if all(map(operator.is_, typed, outputs)) else typed
 
 
 _RETURNS = Symbol("return", "segment")

@@ -95,11 +95,15 @@ class SegmentRunner:
             self.keys.append(_key(segment) if self.keys else None)
             return None
         key = _key(segment)
-        found = self._compiled(key, segment)
+        # Made and run below the tracer: its mode would look at every call the passes and
+        # the segment make (a cut at a print comes from outside the mode's own call, where
+        # the mode is on: the verifier running an opaque op's meta kernel was recorded as
+        # an op of the program), and inductor's compiler must not see it. Autograd off
+        # where a backward of its own or the shadow of a traced call would otherwise
+        # record one.
+        with torch._C.DisableTorchFunction():
+            found = self._compiled(key, segment)
         self.keys.append(key)
-        # Run below the tracer (its mode would look at every call the segment makes, and
-        # inductor's compiler must not see it), autograd off where a backward of its own
-        # or the shadow of a traced call would otherwise record one.
         grad = torch.no_grad() if self.trains or self.shadow else contextlib.nullcontext()
         with torch._C.DisableTorchFunction(), grad:
             return found.run(*inputs)
@@ -139,13 +143,13 @@ class SegmentRunner:
         final: dict[str, str] = {}  # a value's name -> its name once its segment went through the passes
         for key, segment in zip(self.keys, segments, strict=True):
             # What an earlier segment hands on keeps the name the passes gave it there.
-            trace = _renamed_inputs(segment.trace, {v.name: final[v.name] for v in segment.trace.inputs
-                                                    if final.get(v.name, v.name) != v.name})
+            trace = _renamed_inputs(segment.trace, _handed_names(segment.trace.inputs, final))
             stages = _handing_on_unique(run_pipeline(trace, self.steps, check=self.check), final, trace)
-            if key is not None and key[1] == tuple(v.name for v in segment.trace.inputs):
+            if key is not None and key == _key(segment.trace):
                 self.compiled[key] = Compiled(stages, compile_for(stages[-1].trace, self.executor))
-            # (Else it reads other values than when it was cut: under --dynamic, a size found
-            # to equal a number since. A later call makes its own code from what it cuts.)
+            # (Else it is other code than when it was cut: under --dynamic, sizes found equal
+            # or to be a number since, which its code may spell as that number, where the
+            # segment cut serves every size. A later call makes its own code from what it cuts.)
             after = segment.after
             if after is not None and after.reads:  # what Python read, by the names the passes gave
                 after = replace(after, reads=tuple((how, final.get(name, name), got) for how, name, got in after.reads))
@@ -223,6 +227,22 @@ def _handing_on_unique(stages: list[Stage], final: dict[str, str], trace: Trace)
         names[name] = f"{name}_{n}"
         in_use = in_use | {names[name]}
     return [*stages[:-1], replace(stages[-1], trace=map_trace(last, renamer(names)))]
+
+
+def _handed_names(inputs: tuple, final: dict[str, str]) -> dict[str, str]:
+    """The new name of each input an earlier segment hands on under the name its passes
+    gave it, unless another input has that name: an input written in place in an
+    earlier segment, which lower hands on as that input itself (written back), is one
+    tensor with the input a later segment reads for its sizes (--dynamic), and a trace
+    names each of its inputs once."""
+    names = {}
+    taken = {v.name for v in inputs}
+    for value in inputs:
+        new = final.get(value.name, value.name)
+        if new != value.name and new not in taken:
+            names[value.name] = new
+            taken.add(new)
+    return names
 
 
 def _renamed_inputs(trace: Trace, names: dict[str, str]) -> Trace:
