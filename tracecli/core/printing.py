@@ -213,24 +213,32 @@ def _append_inlined(lines: list[str], bsym: BoundSymbol, bindings: Bindings) -> 
         lines.append(f"{INDENT}del {', '.join(internal)}")
 
 
-def last_uses(trace: Trace) -> dict[int, list[str]]:
-    """For each top-level bound symbol (by index), the tensors no later one reads: freed
-    right after it in the generated code, so the allocator reuses their memory as eager's
-    does (a function holding every intermediate until it returns would hold all of a
-    model's activations at once). Inputs stay (the caller holds them) and so do outputs."""
+def last_uses(trace: Trace) -> dict[int, str]:
+    """For each top-level bound symbol (by index), the tensors no later one reads, as
+    `del` lists them: freed right after it in the generated code, so the allocator reuses
+    their memory as eager's does (a function holding every intermediate until it returns
+    would hold all of a model's activations at once). Inputs stay (the caller holds them)
+    and so do outputs."""
     keep = {v.name for v in trace.inputs} | {v.name for v in values_in(trace.output)}
     last: dict[str, int] = {}
     for index, bsym in enumerate(trace.bsyms):
-        for value in bsym.output_values():
-            if type(value) is TensorValue:
-                last[value.name] = index
+        output = bsym.output
+        if type(output) is TensorValue:  # most calls: one tensor, no tree walk
+            last[output.name] = index
+        else:
+            for value in values_in(output):
+                if type(value) is TensorValue:
+                    last[value.name] = index
         for value in bsym.arg_values():
             if type(value) is TensorValue:
                 last[value.name] = index
-    frees: dict[int, list[str]] = {}
+    # Text, not a list per index: strings are no work for the garbage collector, which a
+    # list per bound symbol would set scanning the whole trace again.
+    frees: dict[int, str] = {}
     for name, index in last.items():
         if name not in keep:
-            frees.setdefault(index, []).append(name)
+            held = frees.get(index)
+            frees[index] = name if held is None else f"{held}, {name}"
     return frees
 
 
@@ -288,7 +296,7 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
         else:
             lines.append(INDENT + format_bsym(bsym, bindings))
         if index in frees:
-            lines.append(f"{INDENT}del {', '.join(frees[index])}")
+            lines.append(f"{INDENT}del {frees[index]}")
     if not codegen:
         lines.append("")
     lines.append(f"{INDENT}return {format_constant(trace.output, bindings)}")
