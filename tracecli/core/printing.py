@@ -1,9 +1,10 @@
 """The trace text: what users read, diff and store, and the source the executors run.
 
 Deterministic by construction: no timings, addresses or absolute paths. With
-`codegen=True` the same functions emit the executable body (no source comments,
-no subsymbols, and a `del` after each tensor's last use), so what is printed is what runs. Objects with no literal spelling
-print as their torch path or as a name the generated code binds (core/bindings.py).
+`codegen=True` the same functions emit the executable body (no comments, no
+subsymbols, and a `del` after each tensor's last use), so what is printed is what
+runs. Objects with no literal spelling print as their torch path or as a name the
+generated code binds (core/bindings.py).
 """
 
 from __future__ import annotations
@@ -147,6 +148,17 @@ def format_bsym(bsym: BoundSymbol, bindings: Bindings | None = None) -> str:
     return f"{head}{_callee(bsym, bindings)}({_format_arguments(bsym, bindings)}){tail}"
 
 
+def _code_line(bsym: BoundSymbol, bindings: Bindings) -> str:
+    """A bound symbol's line as the generated code has it: without its type comments,
+    which Python would only read past (a fifth of compiling a long trace)."""
+    output = bsym.output
+    if type(output) is TensorValue:
+        head = f"{output.name} = "
+    else:
+        head = f"{_format_target(output)} = " if values_in(output) else ""
+    return f"{INDENT}{head}{_callee(bsym, bindings)}({_format_arguments(bsym, bindings)})"
+
+
 def format_source(bsym: BoundSymbol) -> str:
     src = bsym.source
     return f"# {src.file.rsplit('/', 1)[-1]}:{src.line}:  {src.text}"
@@ -207,7 +219,7 @@ def _append_inlined(lines: list[str], bsym: BoundSymbol, bindings: Bindings) -> 
         if is_function_call(sub):
             _append_inlined(lines, sub, bindings)
         else:
-            lines.append(INDENT + format_bsym(sub, bindings))
+            lines.append(_code_line(sub, bindings))
     internal = internal_tensors(bsym)
     if internal:
         lines.append(f"{INDENT}del {', '.join(internal)}")
@@ -294,7 +306,7 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
         if is_function_call(bsym):
             _append_inlined(lines, bsym, bindings)
         else:
-            lines.append(INDENT + format_bsym(bsym, bindings))
+            lines.append(_code_line(bsym, bindings))
         if index in frees:
             lines.append(f"{INDENT}del {frees[index]}")
     if not codegen:
