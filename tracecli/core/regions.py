@@ -38,7 +38,9 @@ def is_region(bsym: BoundSymbol) -> bool:
 
 def is_backward(bsym: BoundSymbol) -> bool:
     """Whether `bsym` is the region of a traced backward() call."""
-    return Tag.REGION in bsym.symbol.tags and bsym.symbol.namespace == BACKWARD
+    # The namespace first: testing the tag hashes an enum member, a Python call, and the
+    # printer asks of every bound symbol.
+    return bsym.symbol.namespace == BACKWARD and Tag.REGION in bsym.symbol.tags
 
 
 def backward_regions(trace: Trace) -> list[BoundSymbol]:
