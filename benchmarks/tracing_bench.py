@@ -64,7 +64,7 @@ def run_trace_command(path: Path) -> None:
 _scripts = itertools.count()
 
 
-def _script(workdir: Path, n_ops: int) -> Path:
+def script(workdir: Path, n_ops: int) -> Path:
     """A new file each time: per-file caches (source lines, display paths) are cold, as
     when the CLI traces a script once."""
     number = next(_scripts)
@@ -88,7 +88,7 @@ def _phases(workdir: Path, n_ops: int, x: torch.Tensor, clock: Clock) -> dict[st
     fn = write_chain(workdir, n_ops)
     gc.collect()
     phases = _traced_phases(fn, x, clock)
-    path = _script(workdir, n_ops)
+    path = script(workdir, n_ops)
     gc.collect()
     t_command, _ = time_once(lambda: run_trace_command(path), clock)
     gc.collect()
