@@ -11,6 +11,7 @@ hints that reuse a few dozen names (rename versions them).
 from __future__ import annotations
 
 import gc
+import itertools
 import statistics
 from dataclasses import dataclass
 
@@ -113,15 +114,21 @@ def bench_passes(sizes: list[int], reps: int, clock: Clock, huge: list[int] = ()
 def print_passes(rows: list[PassRow]) -> None:
     print("3. Each pass, printing and codegen on a synthetic trace of N bound symbols (median ms per run)")
     sizes = sorted({r.n for r in rows})
+    steps = list(itertools.pairwise(sizes))
     header = "".join(f"{f'N={n}':>14}" for n in sizes)
-    print(f"   {'':<10}{header}{'µs/bsym growth':>16}   work done at the largest N")
+    growths = "".join(f"{f'{_short(a)}->{_short(b)}':>11}" for a, b in steps)
+    print(f"   {'':<10}{header}{growths}   work done at the largest N")
     for name in (*PASSES, *OUTPUTS):
         mine = {r.n: r for r in rows if r.name == name}
         cells = "".join(f"{mine[n].ms:>11.1f} ms" for n in sizes)
-        growth = mine[sizes[-1]].us_per_bsym / mine[sizes[0]].us_per_bsym
+        cells += "".join(f"{mine[b].us_per_bsym / mine[a].us_per_bsym:>10.2f}x" for a, b in steps)
         work = str(mine[sizes[-1]].changed) if name in PASSES else ""
-        print(f"   {name:<10}{cells}{growth:>15.2f}x   {work}")
-    print("   growth: µs per bound symbol at the largest N over the smallest (1.00x = linear); print = the trace")
-    print("   text at the default depth, codegen = its code generated and compiled for the torch executor;")
-    print("   --huge adds N=1000000, timed once (a few minutes)")
+        print(f"   {name:<10}{cells}   {work}")
+    print("   a->b: µs per bound symbol at N=b over N=a (1.00x = linear); print = the trace text at the default")
+    print("   depth, codegen = its code generated and compiled for the torch executor; --huge adds N=1000000,")
+    print("   timed once (a few minutes)")
     print()
+
+
+def _short(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k" if n >= 1000 else str(n)
