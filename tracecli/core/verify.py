@@ -104,7 +104,7 @@ def verify(trace: Trace, *, types: bool = True) -> None:
                     fail(f"output {name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
                 scope.add(name)
-            # Most symbols have no tags: that case skips hashing the region's.
+            # Most symbols have no tags: that case skips the lookup.
             if bsym.symbol.tags and is_region(bsym) and (problem := region_problem(bsym)) is not None:
                 fail(problem, bsym)
             if types:
