@@ -1,9 +1,10 @@
 """The trace text: what users read, diff and store, and the source the executors run.
 
 Deterministic by construction: no timings, addresses or absolute paths. With
-`codegen=True` the same functions emit the executable body (no source comments,
-no subsymbols, and a `del` after each tensor's last use), so what is printed is what runs. Objects with no literal spelling
-print as their torch path or as a name the generated code binds (core/bindings.py).
+`codegen=True` the same functions emit the executable body (no comments, no
+subsymbols, and a `del` after each tensor's last use), so what is printed is what
+runs. Objects with no literal spelling print as their torch path or as a name the
+generated code binds (core/bindings.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ INDENT = "  "
 
 def type_comment(value: TensorValue | NumberValue) -> str:
     if isinstance(value, TensorValue):
-        dims = ", ".join(str(d) for d in value.shape)
+        dims = ", ".join(map(str, value.shape))
         return f'"{value.device} {value.dtype.short}[{dims}]"'
     shown = str(value.value) if not isinstance(value.value, str) else repr(value.value)
     if "\n" in shown or len(shown) > _LONGEST_SHOWN:
@@ -98,14 +99,22 @@ def _spell(obj: object, bindings: Bindings | None) -> str:
 
 
 def format_call(bsym: BoundSymbol, bindings: Bindings | None = None) -> str:
-    parts = [format_constant(a, bindings) for a in bsym.args]
-    parts.extend(f"{k}={format_constant(v, bindings)}" for k, v in bsym.kwargs)
+    return f"{_callee(bsym, bindings)}({_format_arguments(bsym, bindings)})"
+
+
+def _callee(bsym: BoundSymbol, bindings: Bindings | None) -> str:
     sym = bsym.symbol
     if sym.namespace:
-        callee = sym.qualname
-    else:  # a callable with no dotted path: bound in the globals
-        callee = bindings.spell(sym.impl) if bindings is not None else sym.name
-    return f"{callee}({', '.join(parts)})"
+        return sym.qualname
+    # A callable with no dotted path: bound in the globals.
+    return bindings.spell(sym.impl) if bindings is not None else sym.name
+
+
+def _format_arguments(bsym: BoundSymbol, bindings: Bindings | None) -> str:
+    parts = [format_constant(a, bindings) for a in bsym.args]
+    if bsym.kwargs:
+        parts.extend(f"{k}={format_constant(v, bindings)}" for k, v in bsym.kwargs)
+    return ", ".join(parts)
 
 
 def _format_target(output: object) -> str:
@@ -120,14 +129,34 @@ def _format_target(output: object) -> str:
     return "_"
 
 
+def _around_call(bsym: BoundSymbol) -> tuple[str, str]:
+    """What a bound symbol's line has before its call (`t3 = `) and after it (its type
+    comments): ('', '') for a call with no outputs."""
+    output = bsym.output
+    if type(output) is TensorValue:  # most calls: one tensor, no tree walk
+        return f"{output.name} = ", f"  # {output.name}: {type_comment(output)}"
+    outputs = values_in(output)
+    if not outputs:
+        return "", ""
+    comments = ", ".join(f"{v.name}: {type_comment(v)}" for v in outputs)
+    return f"{_format_target(output)} = ", f"  # {comments}"
+
+
 def format_bsym(bsym: BoundSymbol, bindings: Bindings | None = None) -> str:
     """One line of code for a bound symbol, with its type comments."""
-    call = format_call(bsym, bindings)
-    outputs = list(bsym.iter_outputs())
-    if not outputs:
-        return call
-    comments = ", ".join(f"{v.name}: {type_comment(v)}" for v in outputs)
-    return f"{_format_target(bsym.output)} = {call}  # {comments}"
+    head, tail = _around_call(bsym)
+    return f"{head}{_callee(bsym, bindings)}({_format_arguments(bsym, bindings)}){tail}"
+
+
+def _code_line(bsym: BoundSymbol, bindings: Bindings) -> str:
+    """A bound symbol's line as the generated code has it: without its type comments,
+    which Python would only read past (a fifth of compiling a long trace)."""
+    output = bsym.output
+    if type(output) is TensorValue:
+        head = f"{output.name} = "
+    else:
+        head = f"{_format_target(output)} = " if values_in(output) else ""
+    return f"{INDENT}{head}{_callee(bsym, bindings)}({_format_arguments(bsym, bindings)})"
 
 
 def format_source(bsym: BoundSymbol) -> str:
@@ -166,6 +195,23 @@ def _append_subsymbols(lines: list[str], bsym: BoundSymbol, level: int, depth: f
         _append_subsymbols(lines, sub, level + 1, depth, bindings)
 
 
+def _append_shown(lines: list[str], bsym: BoundSymbol, depth: float, bindings: Bindings) -> None:
+    """A top-level bound symbol as the trace text shows it: its line, then its
+    subsymbols as comments down to `depth`."""
+    parts = bsym.parts
+    if type(parts) is tuple or not parts.namespace or bsym.kwargs or not bsym.symbol.namespace or depth < 1:
+        lines.append(INDENT + format_bsym(bsym, bindings))
+        _append_subsymbols(lines, bsym, 1, depth, bindings)
+        return
+    # Restated by one primitive on its very arguments and outputs (most calls): the
+    # primitive's line is the call's own under the primitive's name, written so without
+    # making the record `subsymbols` would.
+    head, tail = _around_call(bsym)
+    arguments = _format_arguments(bsym, bindings)
+    lines.append(f"{INDENT}{head}{bsym.symbol.qualname}({arguments}){tail}")
+    lines.append(f"{INDENT}{INDENT}# {head}{parts.qualname}({arguments}){tail}")
+
+
 def _append_inlined(lines: list[str], bsym: BoundSymbol, bindings: Bindings) -> None:
     """A call kept whole, as the code that runs: its subsymbols, then a `del` of what
     they made that it does not return."""
@@ -173,30 +219,38 @@ def _append_inlined(lines: list[str], bsym: BoundSymbol, bindings: Bindings) -> 
         if is_function_call(sub):
             _append_inlined(lines, sub, bindings)
         else:
-            lines.append(INDENT + format_bsym(sub, bindings))
+            lines.append(_code_line(sub, bindings))
     internal = internal_tensors(bsym)
     if internal:
         lines.append(f"{INDENT}del {', '.join(internal)}")
 
 
-def last_uses(trace: Trace) -> dict[int, list[str]]:
-    """For each top-level bound symbol (by index), the tensors no later one reads: freed
-    right after it in the generated code, so the allocator reuses their memory as eager's
-    does (a function holding every intermediate until it returns would hold all of a
-    model's activations at once). Inputs stay (the caller holds them) and so do outputs."""
+def last_uses(trace: Trace) -> dict[int, str]:
+    """For each top-level bound symbol (by index), the tensors no later one reads, as
+    `del` lists them: freed right after it in the generated code, so the allocator reuses
+    their memory as eager's does (a function holding every intermediate until it returns
+    would hold all of a model's activations at once). Inputs stay (the caller holds them)
+    and so do outputs."""
     keep = {v.name for v in trace.inputs} | {v.name for v in values_in(trace.output)}
     last: dict[str, int] = {}
     for index, bsym in enumerate(trace.bsyms):
-        for value in bsym.output_values():
-            if type(value) is TensorValue:
-                last[value.name] = index
+        output = bsym.output
+        if type(output) is TensorValue:  # most calls: one tensor, no tree walk
+            last[output.name] = index
+        else:
+            for value in values_in(output):
+                if type(value) is TensorValue:
+                    last[value.name] = index
         for value in bsym.arg_values():
             if type(value) is TensorValue:
                 last[value.name] = index
-    frees: dict[int, list[str]] = {}
+    # Text, not a list per index: strings are no work for the garbage collector, which a
+    # list per bound symbol would set scanning the whole trace again.
+    frees: dict[int, str] = {}
     for name, index in last.items():
         if name not in keep:
-            frees.setdefault(index, []).append(name)
+            held = frees.get(index)
+            frees[index] = name if held is None else f"{held}, {name}"
     return frees
 
 
@@ -246,14 +300,15 @@ def format_trace(trace: Trace, depth: float = 1, *, codegen: bool = False, bindi
                 lines.append("")
             lines.append(INDENT + format_source(bsym))
             previous_source = (src.file, src.line)
-        if codegen and is_function_call(bsym):
+        if not codegen:
+            _append_shown(lines, bsym, depth, bindings)
+            continue
+        if is_function_call(bsym):
             _append_inlined(lines, bsym, bindings)
         else:
-            lines.append(INDENT + format_bsym(bsym, bindings))
-        if not codegen:
-            _append_subsymbols(lines, bsym, 1, depth, bindings)
-        elif index in frees:
-            lines.append(f"{INDENT}del {', '.join(frees[index])}")
+            lines.append(_code_line(bsym, bindings))
+        if index in frees:
+            lines.append(f"{INDENT}del {frees[index]}")
     if not codegen:
         lines.append("")
     lines.append(f"{INDENT}return {format_constant(trace.output, bindings)}")

@@ -38,7 +38,8 @@ def is_region(bsym: BoundSymbol) -> bool:
 
 def is_backward(bsym: BoundSymbol) -> bool:
     """Whether `bsym` is the region of a traced backward() call."""
-    return Tag.REGION in bsym.symbol.tags and bsym.symbol.namespace == BACKWARD
+    # The namespace first: the printer asks of every bound symbol, and few are regions.
+    return bsym.symbol.namespace == BACKWARD and Tag.REGION in bsym.symbol.tags
 
 
 def backward_regions(trace: Trace) -> list[BoundSymbol]:
@@ -70,8 +71,8 @@ def flatten_regions(bsyms) -> Iterator[BoundSymbol]:
     """The top-level bound symbols with each region replaced by its members: the calls
     the user's lines made, for passes that read their name hints."""
     for bsym in bsyms:
-        # Most symbols have no tags at all: that case skips hashing the tag (a Python-level
-        # Enum.__hash__). Passes read the hints of every top-level call through here.
+        # Most symbols have no tags at all: that case skips the lookup. Passes read the
+        # hints of every top-level call through here.
         tags = bsym.symbol.tags
         if tags and Tag.REGION in tags:
             yield from flatten_regions(bsym.subsymbols)

@@ -26,6 +26,11 @@ class Tag(enum.Enum):
     # core/functions.py): its subsymbols are what it ran, and what runs in its place.
     FUNCTION = "function"
 
+    # Each member is one object for the life of the process: hashed by identity, in C,
+    # not by Enum's own __hash__, a Python call every `tag in tags` would pay (passes,
+    # the printer and the verifier ask of every bound symbol).
+    __hash__ = object.__hash__
+
 
 # Tags that pin a bound symbol in place: dce keeps it and cse never merges it.
 EFFECT_TAGS = frozenset({Tag.RANDOM, Tag.SIDE_EFFECT, Tag.CHECK, Tag.INPLACE})

@@ -72,37 +72,46 @@ def verify(trace: Trace, *, types: bool = True) -> None:
         for bsym in bsyms:
             arg_names = set()
             for arg in bsym.arg_values():
-                if arg.name not in scope:
-                    fail(f"{bsym.symbol.qualname} reads {arg.name} before it is defined", bsym)
-                note(arg, bsym)
-                arg_names.add(arg.name)
-            produced: set[str] = set()
+                name = arg.name
+                if name not in scope:
+                    fail(f"{bsym.symbol.qualname} reads {name} before it is defined", bsym)
+                # Parents and subsymbols share their records: identity settles most cases.
+                if known.get(name) is not arg or dim_names is not None:
+                    note(arg, bsym)
+                arg_names.add(name)
             parts = bsym.parts
-            decomposed = bool(parts)
+            outputs = bsym.output_values()
             if type(parts) is not tuple:
                 # Restated by one primitive on these very arguments and outputs: its record
                 # would pass every check this call passes (the call's rule runs the
                 # primitive's), so none is made for it.
-                produced = {out.name for out in bsym.output_values()}
+                decomposed, produced = False, {out.name for out in outputs}
             elif parts:
                 # A decomposition sees only its parent's arguments and its own results,
                 # and the size symbols bound before its parent.
                 inner = set(arg_names) | (dim_names & scope) if dim_names else set(arg_names)
                 check_block(parts, inner)
-                produced = inner - arg_names - (dim_names or set())
-            for out in bsym.output_values():
-                if out.name in arg_names:
-                    fail(f"{bsym.symbol.qualname} uses {out.name} as both input and output", bsym)
-                if out.name in scope or (out.name in known and out.name not in produced):
-                    fail(f"{out.name} is defined twice", bsym)
-                if decomposed and out.name not in produced:
-                    fail(f"output {out.name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
+                decomposed, produced = True, inner - arg_names - (dim_names or set())
+            else:
+                decomposed, produced = False, set()
+            for out in outputs:
+                name = out.name
+                if name in arg_names:
+                    fail(f"{bsym.symbol.qualname} uses {name} as both input and output", bsym)
+                if name in scope or (name in known and name not in produced):
+                    fail(f"{name} is defined twice", bsym)
+                if decomposed and name not in produced:
+                    fail(f"output {name} of {bsym.symbol.qualname} is not produced by its subsymbols", bsym)
                 note(out, bsym)
-                scope.add(out.name)
-            if is_region(bsym) and (problem := region_problem(bsym)) is not None:
+                scope.add(name)
+            # Most symbols have no tags: that case skips the lookup.
+            if bsym.symbol.tags and is_region(bsym) and (problem := region_problem(bsym)) is not None:
                 fail(problem, bsym)
             if types:
-                with sizes:
+                if dim_names:
+                    with sizes:
+                        problem = type_problem(bsym, examples)
+                else:
                     problem = type_problem(bsym, examples)
                 if problem is not None:
                     fail(problem, bsym)

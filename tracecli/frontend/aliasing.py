@@ -90,8 +90,8 @@ class Aliasing:
         value, the value that now stands for the tensor)."""
         if not bsym.symbol.tags:
             # Most ops neither view nor write their arguments: only contiguity to follow
-            # (asked first, as the tag tests below hash an enum member each). Their result
-            # is contiguous when every tensor they read is.
+            # (asked first, before the tag tests below). Their result is contiguous when
+            # every tensor they read is.
             known = self.contiguous
             contiguous = True
             for arg in bsym.arg_values():

@@ -48,12 +48,17 @@ class KnownValues:
     def recorded(self, bsyms: list[BoundSymbol]) -> None:
         """Compute what the bound symbols just recorded at the top level make, where their
         values are known."""
+        values = self.values
         for bsym in bsyms:
-            if bsym.symbol.tags & _NEVER:
+            tags = bsym.symbol.tags
+            if tags and not tags.isdisjoint(_NEVER):
                 # An effect may reach what it reads (an unmodelled call writing an argument).
                 for value in bsym.arg_values():
-                    self.values.pop(value.name, None)
+                    values.pop(value.name, None)
                 continue
+            args = bsym.args
+            if args and type(args[0]) is TensorValue and args[0].name not in values:
+                continue  # most calls: they read a tensor whose values are not known
             computed = self._compute(bsym)
             if computed is not None:
                 self.values.update(computed)

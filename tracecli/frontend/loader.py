@@ -8,15 +8,17 @@ run through that block, with the entry replaced by a tracing wrapper.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import random
+import re
 import sys
 import traceback
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy
 import torch
@@ -31,12 +33,24 @@ class Script:
     path: str  # as the user gave it, for messages
     display: str  # relative to the working directory, for traces
     module: types.ModuleType
-    tree: ast.Module
-    main_blocks: list[ast.stmt] = field(default_factory=list)
+    source: str
 
     @property
     def namespace(self) -> dict:
         return self.module.__dict__
+
+    @functools.cached_property
+    def tree(self) -> ast.Module:
+        """The script's syntax tree, parsed when first asked for: building a Python object
+        for every node of a long script costs more than tracing it (tens of µs a line),
+        and a script without main blocks or decorators never needs them."""
+        return ast.parse(self.source, filename=self.module.__file__)
+
+    @functools.cached_property
+    def main_blocks(self) -> list[ast.stmt]:
+        if "__main__" not in self.source:
+            return []
+        return [node for node in self.tree.body if _is_main_guard(node)]
 
     @property
     def sample_inputs(self):
@@ -48,6 +62,11 @@ class Script:
         """`sample_grads(device)`: the cotangents `--grad` seeds the outputs with."""
         fn = self.namespace.get("sample_grads")
         return fn if callable(fn) else None
+
+
+# The start of a line that may be a decorator: a script with none needs no syntax tree
+# to know that none of its functions is one.
+_MAY_DECORATE = re.compile(r"^[ \t]*@", re.MULTILINE)
 
 
 def exception_at_user_line(exc: BaseException, path: str | None = None, prefix: str = "") -> UserError:
@@ -87,32 +106,38 @@ def load_script(path: str) -> Script:
             source = f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read: {exc}") from None
-    try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as exc:
-        raise UserError(
-            f"syntax error: {exc.msg}", file=display_path(os.path.abspath(path)), line=exc.lineno,
-            source=(exc.text or "").strip(),
-        ) from None
-    body = [node for node in tree.body if not _is_main_guard(node)]
-    main_blocks = [node for node in tree.body if _is_main_guard(node)]
     abs_path = os.path.abspath(path)
     stem = os.path.splitext(os.path.basename(path))[0]
     module = types.ModuleType(f"tracecli_script_{stem}")
     module.__file__ = abs_path
+    script = Script(path, display_path(abs_path), module, source)
+    try:
+        code = _module_code(script, abs_path)
+    except SyntaxError as exc:
+        raise UserError(
+            f"syntax error: {exc.msg}", file=display_path(abs_path), line=exc.lineno, source=(exc.text or "").strip(),
+        ) from None
     # Classes defined in the script (dataclasses, nn.Modules) look their module up here.
     sys.modules[module.__name__] = module
     script_dir = os.path.dirname(abs_path)
     if script_dir not in sys.path:
         sys.path.insert(0, script_dir)
-    code = compile(ast.Module(body=body, type_ignores=[]), abs_path, "exec")
     try:
         exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
     except SystemExit as exc:
         raise UserError(f"{path}: the script exited while loading (status {exc.code}), before any entry ran") from None
     except Exception as exc:
         raise exception_at_user_line(exc, abs_path, prefix="the script failed while loading: ") from exc
-    return Script(path, display_path(abs_path), module, tree, main_blocks)
+    return script
+
+
+def _module_code(script: Script, abs_path: str) -> types.CodeType:
+    """The script's code without its main blocks, which run only as `run_main_blocks`
+    says. A script without any is compiled from its text, as Python would."""
+    if not script.main_blocks:
+        return compile(script.source, abs_path, "exec")
+    body = [node for node in script.tree.body if not _is_main_guard(node)]
+    return compile(ast.Module(body=body, type_ignores=[]), abs_path, "exec")
 
 
 def load_registering_file(path: str, registry: dict, registrations: list[str], builtin: frozenset[str], *,
@@ -195,7 +220,9 @@ def referenced_names(code: types.CodeType) -> set[str]:
 
 def _decorator_names(script: Script) -> set[str]:
     """Functions the script uses as decorators: they make entries, they are not one."""
-    names = set()
+    names: set[str] = set()
+    if not _MAY_DECORATE.search(script.source):
+        return names
     for node in ast.walk(script.tree):
         for deco in getattr(node, "decorator_list", ()):
             target = deco.func if isinstance(deco, ast.Call) else deco

@@ -453,6 +453,8 @@ class _Tracer:
         trace at its end (frontend/state.py), in the order the values were made, at the
         line that made each. A container the entry got as an argument is written through
         that argument: whichever a later call passes."""
+        if not writes:
+            return  # most calls: no index of what each bound symbol made is needed
         bsyms = self.recorder.bsyms
         made_at = {v.name: i for i, b in enumerate(bsyms) for v in b.output_values()}
         calls = []
