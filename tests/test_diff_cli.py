@@ -125,6 +125,24 @@ def test_save_writes_runnable_files_and_a_report(cli, tmp_path):
     assert again.exit_code == 0 and "all 4 outputs match eager" in again.stdout
 
 
+def test_save_writes_symbolic_traces_that_run_at_the_traced_sizes(cli, tmp_path):
+    # Sizes that are expressions over the size symbols (`s0*s1`) are spelled as such in
+    # the file, which reads them with prims.shape from inputs of the traced call's sizes.
+    script = tmp_path / "flat.py"
+    script.write_text("import torch\n\n\ndef f(x):\n    return x.reshape(x.shape[0] * x.shape[1]) * 2\n\n\n"
+                      "def sample_inputs(device):\n    return (torch.randn(4, 3),)\n")
+    out = tmp_path / "stages"
+    result = diff(cli, str(script), "--dynamic", "-p", "lower", "--save", str(out))
+    assert result.exit_code == 0, result.output
+    lowered = (out / "01-lower.py").read_text()
+    assert "prims.reshape(x, (s0*s1,))" in lowered and "torch.randn((4, 3)" in lowered
+    ran = subprocess.run([sys.executable, str(out / "01-lower.py")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    for options in ([], ["--dynamic"]):
+        again = cli("run", str(out / "01-lower.py"), *options, "--no-timing", "--color", "never")
+        assert again.exit_code == 0 and "match" in again.stdout, again.output
+
+
 def test_bad_input_writes_nothing(cli, tmp_path):
     out = tmp_path / "never"
     assert_user_error(cli("diff", "sample_programs/seed_cse.py", "-p", "dse", "--save", str(out)), "unknown pass 'dse'", "known passes: cse, dce")

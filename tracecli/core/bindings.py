@@ -19,6 +19,7 @@ import enum
 import re
 from collections.abc import Callable
 
+from tracecli.core.dims import Dim
 from tracecli.core.dtypes import DType
 from tracecli.core.functions import is_function_call
 from tracecli.core.names import RESERVED, NameRegistry
@@ -27,8 +28,9 @@ from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue
 
-# Leaves the printer spells by itself (containers are walked).
-_ATOMS = frozenset({TensorValue, NumberValue, DType, bool, int, float, complex, str, type(None), type(Ellipsis)})
+# Leaves the printer spells by itself (containers are walked); a Dim as its expression
+# over the sizes prims.shape bound.
+_ATOMS = frozenset({TensorValue, NumberValue, DType, Dim, bool, int, float, complex, str, type(None), type(Ellipsis)})
 
 _find_path: Callable[[object], str | None] = lambda obj: None  # noqa: E731 - replaced by the ops layer
 

@@ -88,7 +88,7 @@ from tracecli.frontend.symbolic import (
     symbolic_inputs,
 )
 from tracecli.frontend.training import Training, TrainingError
-from tracecli.ops import ltorch, torch_map
+from tracecli.ops import ltorch, prims, torch_map
 from tracecli.ops.autocast import device_type
 from tracecli.ops.forms import OPAQUE, UnsupportedCall
 from tracecli.ops.opaque import FREEZE_ADVICE, OpaqueCallError, eager_symbol, opaque_symbol
@@ -365,6 +365,10 @@ class _Tracer:
                 # `t8 = ltorch.setitem_(t0, 0, t4)` with t4 the view t0[0] written in place
                 # (`x[0] += 1` traced): the write already reached t0, which this stands for.
                 return args[0]
+            if sym is prims.shape:
+                # `(s0, s1) = prims.shape(x)`: the sizes the tracer gave x (numbers, or its
+                # own size symbols, which its trace binds itself).
+                return tuple(vargs[0].shape)
             start = len(self.recorder.bsyms)
             out = self._record(sym, vargs, vkwargs)
             self._after_top_level(start)

@@ -20,6 +20,7 @@ import tempfile
 import torch
 
 from tracecli.core.bindings import Bindings, path_of
+from tracecli.core.dims import Dim, evaluate
 from tracecli.core.errors import UserError
 from tracecli.core.functions import function_trace, is_function_call
 from tracecli.core.printing import format_constant, format_trace
@@ -34,7 +35,14 @@ from tracecli.ops.torch_paths import user_defined_op
 def _make_input(value, example: object = None) -> str:
     if not isinstance(value, TensorValue):
         return format_constant(value.value)
-    shape = format_constant(tuple(value.shape))
+    sizes = tuple(value.shape)
+    if any(isinstance(d, Dim) for d in sizes):
+        # Symbolic: the file makes inputs of the traced call's sizes (or the smallest any
+        # size symbol takes, 2, without them); the trace reads its sizes from them.
+        known = isinstance(example, torch.Tensor) and example.ndim == len(sizes)
+        sizes = tuple(example.shape) if known else tuple(
+            evaluate(d, dict.fromkeys(d.symbols(), 2)) if isinstance(d, Dim) else d for d in sizes)
+    shape = format_constant(sizes)
     # (A meta tensor, a weight of a model built on meta or a traced input's stand-in, has no values to draw from.)
     if (isinstance(example, torch.Tensor) and example.dtype in _INDEX_DTYPES and example.numel()
             and not example.is_meta and tuple(example.shape) == tuple(value.shape)):
