@@ -4,6 +4,7 @@ compiled torch-executor call against eager, printed next to the design targets.
     .venv/bin/python benchmarks/run.py           # full run, 30-60 s
     .venv/bin/python benchmarks/run.py --quick   # smaller sizes, fewer repeats
     .venv/bin/python benchmarks/run.py --wall    # wall-clock time instead of thread CPU time
+    .venv/bin/python benchmarks/run.py --only startup   # start-up against `import torch` alone
 
 Each section is one function returning rows, and the summary reads those rows: a new
 section (per-pass timings, say) is a new function plus its lines in `main`.
@@ -30,6 +31,7 @@ from executors_bench import bench_executors, executor_targets, print_executors
 from models_bench import bench_models, print_models
 from passes_bench import PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
+from startup_bench import bench_startup, print_startup, startup_targets
 from symbolic_bench import bench_symbolic, print_symbolic
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds, time_once
 from training_bench import bench_training, print_training
@@ -207,9 +209,9 @@ def _verdict(ok: bool) -> str:
 
 def print_summary(
     tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow],
-    executors: list[tuple[str, str, str, bool]],
+    executors: list[tuple[str, str, str, bool]], startup: list[tuple[str, str, str, bool]],
 ) -> None:
-    print("10. Against the design targets")
+    print("11. Against the design targets")
     lines = []
     for r in tracing:
         lines.append((f"trace+codegen, N={r.n_ops}", f"{r.core_us:.1f} µs/op", f"< {TARGET_US_PER_OP:.0f} µs/op",
@@ -246,6 +248,7 @@ def print_summary(
         lines.append((f"verify with types, {r.name}", f"{r.cold_ms:.0f} ms", f"< {TARGET_PASS_MS:.0f} ms",
                       r.cold_ms < TARGET_PASS_MS))
     lines.extend(executors)
+    lines.extend(startup)
     width = max(len(name) for name, *_ in lines)
     for name, measured, target, ok in lines:
         print(f"   {name:<{width}}  {measured:>12}  target {target:<12} {_verdict(ok)}")
@@ -277,12 +280,17 @@ def _pass_sizes(quick: bool) -> list[int]:
     return [1_000, 10_000] if quick else [10_000, 100_000]
 
 
+def _startup(quick: bool, wall: bool) -> list:
+    with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp:
+        return bench_startup(Path(tmp), 3 if quick else 9, wall)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
-    parser.add_argument("--only", choices=["passes", "training", "breaks"],
-                        help="run one section alone (no summary): passes, training, breaks")
+    parser.add_argument("--only", choices=["passes", "training", "breaks", "startup"],
+                        help="run one section alone (no summary): passes, training, breaks, startup")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
@@ -301,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "breaks":
         print_breaks(_breaks(args.quick, clock))
+        return 0
+    if args.only == "startup":
+        print_startup(_startup(args.quick, args.wall))
         return 0
     # Measured first, printed in its place: after the sections before it ran in this
     # process, torch.compile of the Hugging Face GPT-2 training step fails.
@@ -324,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     print_executors(executors)
     print_training(training)
     print_breaks(_breaks(args.quick, clock))
-    print_summary(tracing, execution, passes, verifying, executor_targets(executors))
+    startup = _startup(args.quick, args.wall)
+    print_startup(startup)
+    print_summary(tracing, execution, passes, verifying, executor_targets(executors), startup_targets(startup))
     return 0
 
 
