@@ -4,6 +4,7 @@ compiled torch-executor call against eager, printed next to the design targets.
     .venv/bin/python benchmarks/run.py           # full run, 30-60 s
     .venv/bin/python benchmarks/run.py --quick   # smaller sizes, fewer repeats
     .venv/bin/python benchmarks/run.py --wall    # wall-clock time instead of thread CPU time
+    .venv/bin/python benchmarks/run.py --only startup   # start-up against `import torch` alone
 
 Each section is one function returning rows, and the summary reads those rows: a new
 section (per-pass timings, say) is a new function plus its lines in `main`.
@@ -30,6 +31,7 @@ from meta_bench import bench_meta, meta_targets, print_meta
 from models_bench import bench_models, print_models
 from passes_bench import PASSES, PassRow, bench_passes, print_passes
 from programs import MLPModule, mlp, mlp_inputs, write_chain
+from startup_bench import bench_startup, print_startup, startup_targets
 from symbolic_bench import bench_symbolic, print_symbolic
 from timing import CPU_CLOCK, WALL_CLOCK, Clock, calibrate, per_call_seconds
 from tracing_bench import TraceRow, bench_tracing, print_tracing
@@ -123,9 +125,9 @@ def _verdict(ok: bool) -> str:
 
 def print_summary(
     tracing: list[TraceRow], execution: list[ExecRow], passes: list[PassRow], verifying: list[VerifyRow],
-    executors: list[tuple[str, str, str, bool]],
+    executors: list[tuple[str, str, str, bool]], startup: list[tuple[str, str, str, bool]],
 ) -> None:
-    print("10. Against the design targets")
+    print("12. Against the design targets")
     lines = []
     sizes = [r for r in tracing if not r.marginal]
     marginal = next((r for r in tracing if r.marginal), None)
@@ -160,6 +162,7 @@ def print_summary(
         lines.append((f"verify with types, {r.name}", f"{r.cold_ms:.0f} ms", f"< {TARGET_PASS_MS:.0f} ms",
                       r.cold_ms < TARGET_PASS_MS))
     lines.extend(executors)
+    lines.extend(startup)
     width = max(len(name) for name, *_ in lines)
     for name, measured, target, ok in lines:
         print(f"   {name:<{width}}  {measured:>12}  target {target:<12} {_verdict(ok)}")
@@ -197,14 +200,20 @@ def _huge(huge: bool) -> list[int]:
     return [1_000_000] if huge else []
 
 
+def _startup(quick: bool, wall: bool) -> list:
+    with tempfile.TemporaryDirectory(prefix="tracecli-bench-") as tmp:
+        return bench_startup(Path(tmp), 3 if quick else 9, wall)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes 100 and 1000 only, fewer repeats")
     parser.add_argument("--wall", action="store_true", help="time with the wall clock instead of thread CPU time")
     parser.add_argument("--huge", action="store_true",
                         help="section 3 at 1 000 000 bound symbols too, timed once (a few minutes more)")
-    parser.add_argument("--only", choices=["tracing", "passes", "training", "breaks", "meta"],
-                        help="run one section alone: tracing, passes, training, breaks, meta (with its summary lines)")
+    parser.add_argument("--only", choices=["tracing", "passes", "training", "breaks", "startup", "meta"],
+                        help="run one section alone: tracing, passes, training, breaks, startup, meta "
+                             "(meta with its summary lines)")
     args = parser.parse_args(argv)
     clock = WALL_CLOCK if args.wall else CPU_CLOCK
     # The per-op target is the marginal cost between the smallest and the largest size.
@@ -228,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "breaks":
         print_breaks(_breaks(args.quick, clock))
+        return 0
+    if args.only == "startup":
+        print_startup(_startup(args.quick, args.wall))
         return 0
     if args.only == "meta":
         meta = bench_meta(1 if args.quick else 3, with_transformers=not args.quick)
@@ -256,9 +268,12 @@ def main(argv: list[str] | None = None) -> int:
     print_executors(executors)
     print_training(training)
     print_breaks(_breaks(args.quick, clock))
+    startup = _startup(args.quick, args.wall)
+    print_startup(startup)
     meta = bench_meta(1 if args.quick else 3, with_transformers=not args.quick)
     print_meta(meta)
-    print_summary(tracing, execution, passes, verifying, executor_targets(executors) + meta_targets(meta))
+    print_summary(tracing, execution, passes, verifying, executor_targets(executors) + meta_targets(meta),
+                  startup_targets(startup))
     return 0
 
 

@@ -1,3 +1,3 @@
-from tracecli.cli.app import main
+from tracecli.cli.start import main
 
 main()

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import gc
 import sys
-from importlib import metadata
 from typing import Annotated
 
-import torch
 import typer
 
 from tracecli.cli import options as opt
@@ -18,6 +16,7 @@ from tracecli.cli.snapshot_command import check, snapshot
 from tracecli.executors import EXECUTORS
 from tracecli.jobs.examine import examine_script
 from tracecli.jobs.runner import DEFAULT_REPEAT, JobResult, trace_script
+from tracecli.jobs.snapshots import versions
 from tracecli.passes.base import REGISTRY
 from tracecli.render.reports import ExamineReport, JobReport, emit
 
@@ -33,7 +32,8 @@ app.command()(bisect)
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"tracecli {metadata.version('tracecli')} (torch {torch.__version__})\n")
+        installed = versions()
+        sys.stdout.write(f"tracecli {installed['tracecli']} (torch {installed['torch']})\n")
         raise typer.Exit(0)
 
 

@@ -22,7 +22,6 @@ import math
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 
 import torch
 
@@ -80,6 +79,10 @@ def _with_backward(text: str, backward: str) -> str:
 
 
 def versions() -> dict[str, str]:
+    # Deferred: importlib.metadata costs every command's start-up some 30 ms, and only
+    # snapshots and --version read it.
+    from importlib import metadata
+
     try:
         tracecli = metadata.version("tracecli")
     except metadata.PackageNotFoundError:

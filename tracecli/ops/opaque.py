@@ -22,7 +22,6 @@ from dataclasses import replace
 
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from tracecli.core.bindings import hint
 from tracecli.core.dtypes import DType
@@ -295,8 +294,7 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
         # higher-order ops); fake tensors also tell data-dependent outputs apart.
         try:
             return _run_fake(func, args, kwargs)
-        except (DynamicOutputShapeException, DataDependentOutputException, GuardOnDataDependentSymNode,
-                _DataDependent) as exc:
+        except (DynamicOutputShapeException, DataDependentOutputException, _DataDependent) as exc:
             raise OpaqueCallError(
                 f"{name} cannot be traced: its output depends on the values in its input tensors, "
                 "which tracing does not have"
@@ -310,8 +308,15 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
 def _run_fake(func: Callable, args: tuple, kwargs: dict):
     # A shape environment lets fake kernels that need one run (while_loop); what depends
     # on data then comes back as a symbol rather than an error.
-    with _fake_mode() as mode:
-        out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
+    # Deferred: symbolic shapes import sympy, a fifth of a second of every command's
+    # start-up, which only a call without a meta kernel needs.
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        with _fake_mode() as mode:
+            out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
+    except GuardOnDataDependentSymNode as exc:
+        raise _DataDependent from exc
     for leaf in _leaves(out):
         symbolic = leaf.shape if isinstance(leaf, torch.Tensor) else (leaf,)
         if any(isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)) for d in symbolic):
@@ -327,6 +332,9 @@ def _fake_mode() -> Iterator[FakeTensorMode]:
     """Fake tensors with a shape environment. A kernel refusing its arguments is said once,
     by tracecli at the user's line: torch's own log of it (an ERROR with a traceback) is
     held back."""
+    # Deferred for start-up, as in _run_fake: sympy comes with it.
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
     level = _FAKE_LOG.level
     _FAKE_LOG.setLevel(logging.CRITICAL)
     try:

@@ -9,6 +9,7 @@ import math
 import torch
 
 from tracecli.core.dims import same_shape
+from tracecli.core.symbol import Symbol
 from tracecli.ops import ltorch, prims
 from tracecli.ops.grads.base import NotDifferentiable, backward, is_differentiable, sum_to, to_dtype, zeros_like
 from tracecli.ops.ltorch._base import compute_dtype
@@ -182,15 +183,18 @@ def _embedding(g, out, x, weight, padding_idx):
 
 # torch's own convolution backward kernel, as an opaque call: spelled out, the gradients
 # are a transposed convolution and a convolution of the input with the cotangent, with
-# stride, dilation, padding and groups exchanged, which would not help a reader.
-_CONVOLUTION_BACKWARD = opaque_symbol(torch.ops.aten.convolution_backward.default)
+# stride, dilation, padding and groups exchanged, which would not help a reader. Made at
+# the first backward that needs it: an opaque symbol looks up its spelling in the index of
+# torch's namespaces, which building costs every command's start-up some 30 ms.
+def _convolution_backward() -> Symbol:
+    return opaque_symbol(torch.ops.aten.convolution_backward.default)
 
 
 @backward(prims.convolution)
 def _convolution(g, out, x, weight, bias, stride, padding, dilation, groups):
     if not is_differentiable(g):
         return (None, None, None)
-    grad_x, grad_weight, grad_bias = _CONVOLUTION_BACKWARD(
+    grad_x, grad_weight, grad_bias = _convolution_backward()(
         g, x, weight, [weight.shape[0]], list(stride), list(padding), list(dilation), False, [0] * len(stride),
         groups, [True, True, True])
     return (grad_x, grad_weight, grad_bias if bias is not None else None)
@@ -200,7 +204,7 @@ def _convolution(g, out, x, weight, bias, stride, padding, dilation, groups):
 def _convolution_transpose(g, out, x, weight, bias, stride, padding, output_padding, dilation, groups):
     if not is_differentiable(g):
         return (None, None, None)
-    grad_x, grad_weight, grad_bias = _CONVOLUTION_BACKWARD(
+    grad_x, grad_weight, grad_bias = _convolution_backward()(
         g, x, weight, [weight.shape[1] * groups], list(stride), list(padding), list(dilation), True,
         list(output_padding), groups, [True, True, True])
     return (grad_x, grad_weight, grad_bias if bias is not None else None)
