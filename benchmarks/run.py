@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "meta":
         meta = bench_meta(1 if args.quick else 3, with_transformers=not args.quick)
         print_meta(meta)
-        print_summary([], [], [], [], meta_targets(meta))
+        print_summary([], [], [], [], meta_targets(meta), [])
         return 0
     # Measured first, printed in its place: after the sections before it ran in this
     # process, torch.compile of the Hugging Face GPT-2 training step fails.
