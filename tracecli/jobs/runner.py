@@ -321,7 +321,8 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
     runner = None if fullgraph or not available else SegmentRunner(executor, steps or [], check, shadow=True)
     program = None
     if input_specs and not execute:
-        args, kwargs, program = _trace_on_stand_ins(script, entry, fn, input_specs, device, seed, fullgraph)
+        args, kwargs, program = _trace_on_stand_ins(script, entry, fn, input_specs, device, seed, fullgraph,
+                                                    available)
     else:
         args, kwargs = _entry_inputs(script, input_specs, device, seed)
     if program is None:
@@ -342,18 +343,18 @@ def _trace_script(path: str, entry_name: str | None, *, device: str, input_specs
 
 
 def _trace_on_stand_ins(script: Script, entry: str, fn, input_specs: list[str], device: str, seed: int,
-                        fullgraph: bool) -> tuple[tuple, dict, TracedProgram | None]:
+                        fullgraph: bool, available: bool) -> tuple[tuple, dict, TracedProgram | None]:
     """The trace of a call on its `--input`s' stand-ins (frontend/stand_ins.py): tracing
     reads only their shapes, dtypes and devices, so an input of any size costs nothing.
     A program that reads a value has its trace cut there and the piece before it run,
     which needs real inputs: then the real inputs and no program (None), and the caller
-    traces the call again on them. (Python state the entry changed before the read, it
-    has changed twice.)"""
+    traces the call again on them (the Python state the entry wrote before the read is
+    put back first: trace_callable). `available`: whether `device` runs here."""
     args, kwargs = _entry_inputs(script, input_specs, device, seed, values=False)
     # The same runner or none as on real inputs, so that every other decision is the same.
-    runner = _StandInRunner() if not fullgraph and runs_here(device) else None
+    runner = _StandInRunner() if not fullgraph and available else None
     try:
-        return args, kwargs, _trace_entry(script, entry, fn, args, kwargs, device, stamp=not runs_here(device),
+        return args, kwargs, _trace_entry(script, entry, fn, args, kwargs, device, stamp=not available,
                                           segments=runner)
     except ValuesNeeded as needed:
         try:

@@ -200,9 +200,7 @@ def _contents(box: object) -> object:
 
 def _refill(box: object, held: object) -> None:
     box.clear()
-    if isinstance(box, dict):
-        box.update(held)
-    elif isinstance(box, set):
+    if isinstance(box, (dict, set)):
         box.update(held)
     else:
         box.extend(held)
