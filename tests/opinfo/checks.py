@@ -9,6 +9,7 @@ import torch
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.opinfo.core import OpInfo
 
+from tracecli.core.dims import shape_matches
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import TreeSpec, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace
@@ -46,9 +47,10 @@ def declared_as_eager(trace: Trace, expected) -> None:
     declared, got = tree_leaves(trace.output), tree_leaves(expected)
     if len(declared) != len(got):
         raise Found("wrong", f"the trace declares {len(declared)} outputs, eager returns {len(got)}")
+    sizes: dict[str, int] = {}  # what each size the data decide is in eager's results
     for value, e in zip(declared, got, strict=True):
         if isinstance(value, TensorValue) and isinstance(e, torch.Tensor):
-            if (value.shape, TO_TORCH[value.dtype]) != (tuple(e.shape), e.dtype):
+            if not shape_matches(value.shape, tuple(e.shape), sizes) or TO_TORCH[value.dtype] != e.dtype:
                 raise Found("wrong", f"output {value.name} declared {_type(value)}, eager gives "
                                      f"{_shown(tuple(e.shape), e.dtype)}")
         elif isinstance(value, TensorValue) or isinstance(e, torch.Tensor):
@@ -67,6 +69,7 @@ def recorded_types(level: str, trace: Trace, inputs: list, seed: int) -> None:
         return TO_TORCH[leaf] if isinstance(leaf, DType) else leaf
 
     torch.manual_seed(seed)
+    sizes: dict[str, int] = {}  # what each size the data decide is in this run
     for bsym in trace.bsyms:
         name = bsym.symbol.qualname
         args = tree_map(executed, bsym.args)
@@ -80,7 +83,7 @@ def recorded_types(level: str, trace: Trace, inputs: list, seed: int) -> None:
                 if not isinstance(obj, torch.Tensor):
                     raise Found("wrong", f"{level} level: {name} declares {value.name} a tensor, its impl "
                                          f"gives a {type(obj).__name__}")
-                if (value.shape, TO_TORCH[value.dtype]) != (tuple(obj.shape), obj.dtype):
+                if not shape_matches(value.shape, tuple(obj.shape), sizes) or TO_TORCH[value.dtype] != obj.dtype:
                     raise Found("wrong", f"{level} level: {name} declares {value.name} {_type(value)}, its impl "
                                          f"gives {_shown(tuple(obj.shape), obj.dtype)}")
             if isinstance(value, (TensorValue, NumberValue)):

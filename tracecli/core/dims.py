@@ -247,11 +247,13 @@ class Dim:
         if self.same(other):
             return True
         env = active()
-        return env.decide("==", self, other) if env is not None else False
+        return env.decide_or_open("==", self, other) if env is not None else False
 
     def __ne__(self, other):
         result = self.__eq__(other)
-        return result if result is NotImplemented else not result
+        if result is NotImplemented:
+            return result
+        return result.negated() if isinstance(result, SymBool) else not result
 
     def __lt__(self, other):
         return _compare("<", self, other)
@@ -309,7 +311,7 @@ def _compare(op: str, a: Dim, b) -> bool:
         if decided is None:
             raise TypeError(f"cannot order the symbolic dims {a.text()} and {_text(b)} outside tracing")
         return decided
-    return env.decide(op, a, b)
+    return env.decide_or_open(op, a, b)
 
 
 def _foreign(dim: Dim, other, op: str, reflected: bool):
@@ -646,6 +648,25 @@ def _substitute_atom(atom: Atom, mapping) -> int | Dim:
     return floordiv(num, den) if isinstance(atom, FloorDiv) else mod(num, den)
 
 
+def shape_matches(declared: tuple, actual: tuple, values: dict[str, int]) -> bool:
+    """Whether a run's `actual` shape is the `declared` one, each size symbol standing for
+    the value `values` holds for it: a symbol not yet there (a size the data decide, met
+    first in this shape) takes its value here, and must keep it in later shapes."""
+    if len(declared) != len(actual):
+        return False
+    for d, a in zip(declared, actual, strict=True):
+        if not isinstance(d, Dim):
+            if d != a:
+                return False
+            continue
+        name = d.as_symbol()
+        if name is not None and name not in values:
+            values[name] = int(a)
+        elif not d.symbols() <= values.keys() or evaluate(d, values) != a:
+            return False
+    return True
+
+
 def shape_text(shape) -> str:
     """`n, 4` for a shape of dims and ints."""
     return ", ".join(_text(d) for d in shape)
@@ -815,6 +836,34 @@ class DimError(TracingError):
     """Code needs a named dim to be something it was not declared to be."""
 
 
+class UnbackedDecision(TracingError):
+    """Code needs to know a relation of sizes the data decide, which no fact settles."""
+
+
+class SymBool:
+    """`lhs OP rhs` of sizes the data decide, left open: a branch on it (`bool()`) asks the
+    environment, which cuts the trace there or refuses; `torch._check` records it as a fact."""
+
+    __slots__ = ("env", "op", "lhs", "rhs")
+
+    def __init__(self, env: DimEnv, op: str, lhs: int | Dim, rhs: int | Dim):
+        self.env, self.op, self.lhs, self.rhs = env, op, lhs, rhs
+
+    def text(self) -> str:
+        return f"{_text(self.lhs)} {self.op} {_text(self.rhs)}"
+
+    __repr__ = __str__ = text
+
+    def negated(self) -> SymBool:
+        return SymBool(self.env, _NEGATED[self.op], self.lhs, self.rhs)
+
+    def __invert__(self) -> SymBool:
+        return self.negated()
+
+    def __bool__(self) -> bool:
+        return self.env.settle_open(self)
+
+
 @dataclass(frozen=True, eq=False)
 class Guard:
     """`lhs OP rhs`, which the trace assumes; with why and where it was assumed."""
@@ -854,6 +903,17 @@ class DimInfo:
     same_as: int | Dim | None = None
     # The user's variable that held it (`b, t = x.shape`): `rename` names it so.
     hint: str | None = None
+    # A size the data decide (the rows of `torch.nonzero`): no call's inputs give it, an
+    # op makes it; its example is only a stand-in, which no decision ever reads.
+    unbacked: bool = False
+    made_by: str = ""  # the torch call that makes it and what of its output it is
+    where: tuple | None = None  # (file, line, source) of the user's line that made it
+    upper: int | Dim | None = None  # what the op bounds it by (0 <= u0 <= upper)
+
+    def describe(self) -> str:
+        """What an unbacked size is, for a message: `u0 (the rows of torch.nonzero at x.py:5)`."""
+        place = f" at {self.where[0].rsplit('/', 1)[-1]}:{self.where[1]}" if self.where else ""
+        return f"{self.name} ({self.made_by}{place})"
 
 
 # Where a guard was assumed: (file, line, source text) of the user's line, or None.
@@ -879,6 +939,15 @@ class DimEnv:
     context: str = ""
     # Relations `d OP 0` (normalised) the guards already assume: asked again, answered.
     facts: set = field(default_factory=set)
+    # Relations of unbacked sizes the program stated (`torch._check(n > 0)`): what the
+    # trace relies on, checked when it runs rather than guarded.
+    assumed: list[Guard] = field(default_factory=list)
+    # A branch on a relation of unbacked sizes no fact settles: the tracer's answer (a
+    # graph break gets the real sizes), or None to refuse.
+    on_open: Callable[[SymBool], bool] | None = None
+    # Broadcasting and its kin ask whether a size is 1 to decide how to broadcast: an
+    # unbacked size is taken to be no 1 there, as torch.compile's size-oblivious checks do.
+    oblivious: int = 0
 
     def _why(self) -> str:
         return f"assumed by {self.context}" if self.context else "a comparison in the script"
@@ -892,6 +961,24 @@ class DimEnv:
         self.ranges[name] = (2, math.inf)
         return Dim.symbol(name)
 
+    def new_unbacked(self, name: str, made_by: str, upper: int | Dim, where: tuple | None) -> Dim:
+        """A size the data decide, `0 <= name <= upper`; its stand-in example is the bound."""
+        if name in self.dims:
+            raise ValueError(f"dim {name} is declared twice")
+        example = self.example(upper) if isinstance(upper, Dim) else upper
+        self.dims[name] = DimInfo(name, example, "", False, unbacked=True, made_by=made_by, where=where, upper=upper)
+        symbol = Dim.symbol(name)
+        if isinstance(upper, Dim):
+            self.ranges[name] = (0, math.inf)
+            op, d = _normal_relation("<=", symbol - upper)
+            self.facts.add((op, d))
+        else:
+            self.ranges[name] = (0, upper)
+        return symbol
+
+    def unbacked_in(self, x) -> list[DimInfo]:
+        return [self.dims[name] for name in sorted(symbols_in(x)) if name in self.dims and self.dims[name].unbacked]
+
     def example(self, x: int | Dim) -> int:
         return evaluate(x, {name: info.example for name, info in self.dims.items()})
 
@@ -899,7 +986,12 @@ class DimEnv:
         return substitute(x, self.replacements)
 
     def _range(self, name: str) -> Interval:
-        return self.ranges.get(name, (-math.inf, math.inf))
+        if name.startswith(PLACEHOLDER):  # a size the data decide, in a rule re-run to check types
+            return (2 if self.oblivious else 0, math.inf)
+        lo, hi = self.ranges.get(name, (-math.inf, math.inf))
+        if self.oblivious and hi >= 2 and lo < 2 and name in self.dims and self.dims[name].unbacked:
+            lo = 2
+        return lo, hi
 
     # -- decisions -----------------------------------------------------------------
 
@@ -912,11 +1004,16 @@ class DimEnv:
         decided = _decide_by_range(op, d, self._range)
         if decided is not None:
             return decided
+        names = symbols_in(d)
+        if any(name.startswith(PLACEHOLDER) for name in names):
+            return op == "!="  # a rule re-run to check types: a placeholder is like nothing else
         op, d = _normal_relation(op, d)
         if (op, d) in self.facts:
             return True
         if (_NEGATED[op], d) in self.facts:
             return False
+        if any(self.dims[name].unbacked for name in names if name in self.dims):
+            return self.settle_open(SymBool(self, op, *_sides(d)))
         result = _OPS[op](self.example(d), 0)
         holds = op if result else _NEGATED[op]
         if holds == "==":
@@ -925,6 +1022,62 @@ class DimEnv:
             self.add_guard(holds, *_sides(d), reason or self._why())
         self.facts.add((holds, d))
         return result
+
+    def decide_or_open(self, op: str, a: int | Dim, b: int | Dim) -> bool | SymBool:
+        """`a OP b` as `decide` answers it, but left open (a SymBool) where it is a relation
+        of unbacked sizes no fact settles: what a comparison in the program gives, so that
+        `torch._check(n > 0)` can state it."""
+        d = self.canonical(a) - self.canonical(b)
+        if isinstance(d, Dim) and self.unbacked_in(d) and not is_placeholder(d) and _decide_by_range(op, d, self._range) is None:
+            nop, nd = _normal_relation(op, d)
+            if (nop, nd) not in self.facts and (_NEGATED[nop], nd) not in self.facts:
+                return SymBool(self, op, a, b)
+        return self.decide(op, a, b)
+
+    def settle_open(self, open_: SymBool) -> bool:
+        """A branch on a relation of unbacked sizes: the facts, else the tracer's answer."""
+        d = self.canonical(open_.lhs) - self.canonical(open_.rhs)
+        if not isinstance(d, Dim):
+            return _OPS[open_.op](d, 0)
+        decided = _decide_by_range(open_.op, d, self._range)
+        if decided is not None:
+            return decided
+        op, nd = _normal_relation(open_.op, d)
+        if (op, nd) in self.facts:
+            return True
+        if (_NEGATED[op], nd) in self.facts:
+            return False
+        if self.on_open is not None:
+            return self.on_open(open_)
+        raise self.open_error(open_)
+
+    def open_error(self, open_: SymBool) -> UnbackedDecision:
+        where = self.locate() if self.locate is not None else None
+        file, line, source = where if where is not None else (None, None, "")
+        sizes = ", ".join(info.describe() for info in self.unbacked_in((open_.lhs, open_.rhs)))
+        asker = f"{self.context} needs" if self.context else "this line needs"
+        return UnbackedDecision(
+            f"{asker} to know whether {open_.text()}, and {sizes} is decided by the data, which a trace does not "
+            f"have: one trace serves every count. State what holds with torch._check({open_.text()}) (checked "
+            "when the trace runs), or compute both sides and pick with torch.where",
+            file=file, line=line, source=source)
+
+    def assume(self, open_: SymBool) -> None:
+        """`torch._check(lhs OP rhs)` of unbacked sizes: a fact from here on, printed with
+        the trace and checked when it runs."""
+        d = self.canonical(open_.lhs) - self.canonical(open_.rhs)
+        if not isinstance(d, Dim):
+            return
+        op, nd = _normal_relation(open_.op, d)
+        self.facts.add((op, nd))
+        if op == "==":
+            self._assume_equal(*_sides(nd), "torch._check")
+            self.guards.pop()  # an equality the program states is a fact, not a guard
+        else:
+            self._narrow(op, nd)
+        where = self.locate() if self.locate is not None else None
+        file, line, source = where if where is not None else (None, None, "")
+        self.assumed.append(Guard(open_.op, open_.lhs, open_.rhs, "torch._check", file, line, source))
 
     def index(self, x: Dim) -> int:
         if self.on_index is not None:
@@ -1031,7 +1184,51 @@ def active() -> DimEnv | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
+def oblivious_equal(a: int | Dim, b: int | Dim) -> bool:
+    """`a == b` as broadcasting asks it: an unbacked size is no 1 there (a 1 it turns out
+    to be broadcasts the same), so the question needs no fact."""
+    env = active()
+    if env is None or not isinstance(a, Dim) and not isinstance(b, Dim):
+        return a == b
+    env.oblivious += 1
+    try:
+        return bool(a == b)
+    finally:
+        env.oblivious -= 1
+
+
+# -- sizes the data decide --------------------------------------------------------------
+
+# How a rule makes an unbacked size: the tracer's (a new `u0`, `u1`, ... of its
+# environment), or, where none is set (a rule re-run to check the types it recorded), a
+# placeholder that stands for whichever unbacked size the record holds.
+_UNBACKED_MAKERS: list[Callable | None] = []
+_placeholders = iter(range(1 << 62))
+PLACEHOLDER = "?"
+
+
+def unbacked(made_by: str, upper: int | Dim) -> Dim:
+    """A new size the data decide, `0 <= size <= upper`: `made_by` says what it is (`the
+    rows of torch.nonzero`)."""
+    maker = _UNBACKED_MAKERS[-1] if _UNBACKED_MAKERS else None
+    if maker is None:
+        return Dim.symbol(f"{PLACEHOLDER}{next(_placeholders)}")
+    return maker(made_by, upper)
+
+
+def push_unbacked_maker(maker: Callable | None) -> None:
+    _UNBACKED_MAKERS.append(maker)
+
+
+def pop_unbacked_maker() -> None:
+    _UNBACKED_MAKERS.pop()
+
+
+def is_placeholder(x: object) -> bool:
+    return isinstance(x, Dim) and any(name.startswith(PLACEHOLDER) for name in x.symbols())
+
+
 __all__ = [
-    "Dim", "DimEnv", "DimError", "DimInfo", "Guard", "dims_in", "evaluate", "floordiv", "is_dim", "mod",
+    "Dim", "DimEnv", "DimError", "DimInfo", "Guard", "SymBool", "UnbackedDecision", "is_placeholder", "oblivious_equal", "shape_matches", "unbacked", "dims_in", "evaluate", "floordiv", "is_dim", "mod",
     "shape_text", "substitute", "symbols_in",
 ]

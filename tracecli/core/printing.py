@@ -164,16 +164,35 @@ def format_source(bsym: BoundSymbol) -> str:
     return f"# {src.file.rsplit('/', 1)[-1]}:{src.line}:  {src.text}"
 
 
+def _size_text(x) -> str:
+    return x.text() if isinstance(x, Dim) else str(x)
+
+
+def _where(where: tuple | None) -> str:
+    """`  (file.py:12  the line)`, where a dim, guard or fact comes from; "" if unknown."""
+    if not where:
+        return ""
+    file, line, source = where
+    place = f"{file.rsplit('/', 1)[-1]}:{line}" if file and line else ""
+    text = f"{place}  {source}".strip()
+    return f"  ({text})" if text else ""
+
+
 def dims_lines(trace: Trace) -> list[str]:
     """The size symbols, where a call's inputs give them, and the guards: the text the
     check deciding whether a call may reuse the trace is generated from."""
     if not trace.dims:
         return []
-    lines = ["# dims: " + ", ".join(f"{d.name} = {d.origin}" for d in trace.dims) + "; each >= 2"]
+    given = [d for d in trace.dims if not d.unbacked]
+    lines = ["# dims: " + ", ".join(f"{d.name} = {d.origin}" for d in given) + "; each >= 2"] if given else []
+    for info in trace.dims:
+        if info.unbacked:
+            upper = f" <= {_size_text(info.upper)}" if info.upper is not None else ""
+            lines.append(f"# {info.name}: {info.made_by}" + _where(info.where) + f"; 0 <= {info.name}{upper}")
     for guard in trace.guards:
-        place = f"{guard.file.rsplit('/', 1)[-1]}:{guard.line}" if guard.file and guard.line else ""
-        where = f"{place}  {guard.source}".strip()
-        lines.append(f"# guard: {guard.text()}" + (f"  ({where})" if where else "") + f"  {guard.reason}")
+        lines.append(f"# guard: {guard.text()}" + _where((guard.file, guard.line, guard.source)) + f"  {guard.reason}")
+    for fact in trace.facts:
+        lines.append(f"# fact: {fact.text()}" + _where((fact.file, fact.line, fact.source)) + f"  {fact.reason}")
     return lines
 
 

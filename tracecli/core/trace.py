@@ -33,6 +33,9 @@ class Trace:
     # trace assumed about the sizes while it was traced (it is valid only where they hold).
     dims: tuple[DimInfo, ...] = ()
     guards: tuple[Guard, ...] = ()
+    # What the program stated of sizes the data decide (`torch._check(n > 0)`): the trace
+    # relies on them, and checks them where it runs (ltorch.check_size).
+    facts: tuple[Guard, ...] = ()
     # `names`, once asked for. Not a constructor argument: a trace built by `replace`
     # starts without it, so the registry can never lag behind the values defined.
     _names: frozenset[str] | None = field(default=None, init=False, repr=False)
@@ -135,6 +138,8 @@ def substitute_sizes(trace: Trace, mapping: dict[str, int | Dim]) -> Trace:
     def fix_dim(info: DimInfo) -> DimInfo:
         target = mapping.get(info.name)
         renamed = target.as_symbol() if isinstance(target, Dim) else None
+        if info.upper is not None:
+            info = replace(info, upper=substitute(info.upper, mapping))
         if renamed:
             return replace(info, name=renamed, same_as=substitute(info.same_as, mapping))
         if target is not None:
@@ -147,6 +152,7 @@ def substitute_sizes(trace: Trace, mapping: dict[str, int | Dim]) -> Trace:
         output=map_values(fix, trace.output),
         dims=tuple([fix_dim(d) for d in trace.dims]),
         guards=tuple([g.renamed(mapping) for g in trace.guards]),
+        facts=tuple([g.renamed(mapping) for g in trace.facts]),
     )
 
 

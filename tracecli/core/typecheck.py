@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from tracecli.core.dims import Dim, is_placeholder, pop_unbacked_maker, push_unbacked_maker
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import BoundSymbol, Symbol, pop_handler, push_handler
@@ -124,6 +125,7 @@ def _run_rule(sym: Symbol, args: tuple, kwargs: dict) -> object:
     # On top of whatever handler may be there (verify called while tracing), and
     # always popped again.
     push_handler(_answer)
+    push_unbacked_maker(None)  # a size the data decide is a placeholder: no new symbol
     try:
         out = sym.decomposition(*args, **kwargs) if sym.decomposition is not None else sym.meta(*args, **kwargs)
     except _NoRule:
@@ -131,6 +133,7 @@ def _run_rule(sym: Symbol, args: tuple, kwargs: dict) -> object:
     except Exception as exc:  # the rule's own words say what is wrong with the arguments
         return _Refusal(str(exc) or type(exc).__name__)
     finally:
+        pop_unbacked_maker()
         pop_handler()
     return _types(out)
 
@@ -172,8 +175,18 @@ def _types(out: object) -> object:
 def _same_tensor(value: TensorValue, expected: TensorType) -> bool:
     return (
         (value.dtype is expected.dtype or value.dtype == expected.dtype) and value.device == expected.device
-        and (value.shape == expected.shape or tuple(value.shape) == tuple(expected.shape))
+        and (value.shape == expected.shape or tuple(value.shape) == tuple(expected.shape)
+             or _same_but_unbacked(value.shape, expected.shape))
     )
+
+
+def _same_but_unbacked(recorded: tuple, expected: tuple) -> bool:
+    """Shapes equal but where the rule made a size the data decide: its placeholder
+    stands for the size the record names (`u0`), whatever it is called."""
+    if len(recorded) != len(expected) or not any(is_placeholder(d) for d in expected):
+        return False
+    return all(is_placeholder(e) or (r.same(e) if isinstance(r, Dim) else r == e)
+               for r, e in zip(recorded, expected, strict=True))
 
 
 def _difference(recorded: object, expected: object) -> tuple[object, object] | None:

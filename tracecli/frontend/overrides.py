@@ -10,6 +10,9 @@
   reaches the tracer as one opaque call.
 - `torch._check_tensor_all(cond)` on a traced tensor becomes an `ltorch.check_all` in
   the trace (tagged CHECK, kept by every pass) rather than a data-dependent `bool()`.
+- `torch._check(n > 0)` of sizes the data decide (`n = idx.shape[0]` after a nonzero)
+  is a fact from then on, printed with the trace and checked where the trace runs
+  (`ltorch.check_size`); `torch._check_is_size(n)` is the fact `n >= 0`.
 - `torch.manual_seed(n)` (also `torch.random.manual_seed`) seeds for real, as it did,
   since modules built while tracing draw their weights from it, and is recorded as
   `ltorch.manual_seed`: torch runs it below any mode, and the compiled trace must seed
@@ -38,7 +41,7 @@ from contextlib import contextmanager
 import torch
 from torch.overrides import handle_torch_function
 
-from tracecli.core.dims import dims_in
+from tracecli.core.dims import Dim, SymBool, active, dims_in
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves
 from tracecli.frontend.fast_paths import encoder_forward
@@ -222,6 +225,32 @@ def _size_taking(original: Callable) -> Callable:
     return factory
 
 
+_CHECK = torch._check
+_CHECK_IS_SIZE = torch._check_is_size
+
+
+def _check(cond, message=None):
+    if isinstance(cond, SymBool):
+        cond.env.assume(cond)
+        ltorch.check_size(cond.lhs, cond.op, cond.rhs)
+    elif message is None:
+        _CHECK(cond)
+    else:
+        _CHECK(cond, message)
+
+
+def _check_is_size(i, message=None, *, max=None):  # noqa: A002 - torch's name
+    env = active()
+    if isinstance(i, Dim) and env is not None:
+        # Every size is >= 0 already (an op's count, or an input's dim): a fact to print,
+        # with nothing to check when the trace runs.
+        env.assume(SymBool(env, ">=", i, 0))
+        if max is not None:
+            _check(i <= max)
+        return
+    _CHECK_IS_SIZE(i, message, max=max)
+
+
 _MANUAL_SEED = torch.random.manual_seed
 # The package attribute of this name is the function: the module is reached by its path.
 associative_scan_module = importlib.import_module("torch._higher_order_ops.associative_scan")
@@ -246,7 +275,7 @@ def _manual_seed(seed):
 
 
 @contextmanager
-def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
+def tracing_overrides() -> Iterator[None]:
     original_check_all = torch._check_tensor_all
 
     def check_tensor_all(cond, message=None):
@@ -257,6 +286,8 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
 
     # (owner, attribute, stand-in): each set while tracing, and put back as it was after.
     patches = [
+        (torch, "_check", _check),
+        (torch, "_check_is_size", _check_is_size),
         (torch.compiler, "is_compiling", _is_compiling),
         (torch.compiler, "is_dynamo_compiling", _is_compiling),
         (torch, "_check_tensor_all", check_tensor_all),
@@ -279,10 +310,10 @@ def tracing_overrides(symbolic: bool = False) -> Iterator[None]:
         (transformer_module, "_detect_is_causal_mask", _detect_is_causal_mask),
         (torch.nn.TransformerEncoder, "forward", encoder_forward),
     ]
-    if symbolic:
-        torch_paths.index()  # public paths name the factories themselves, not these stand-ins
-        patches += [(space, name, _size_taking(getattr(space, name)))
-                    for space, names in _NUMBER_FACTORIES for name in names]
+    # A size symbol given to a factory (`torch.arange(n)`, n symbolic or decided by the
+    # data) reaches the tracer: torch's own parser would take its example as an int.
+    torch_paths.index()  # public paths name the factories themselves, not these stand-ins
+    patches += [(space, name, _size_taking(getattr(space, name))) for space, names in _NUMBER_FACTORIES for name in names]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, stand_in in patches:
         setattr(owner, name, stand_in)

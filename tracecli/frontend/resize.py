@@ -21,7 +21,7 @@ def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
     batch follows the ids' batch: inputs stay alike), else as in the example. Unknown
     names are bad usage. A symbol may be given by the variable that held it (`rows` for
     `s0` after `rows, cols = x.shape`): the name `rename` prints."""
-    known = [d.name for d in trace.dims]
+    known = [d.name for d in trace.dims if not d.unbacked]  # a size the data decide is no call's to give
     by_variable = {d.hint: d.name for d in trace.dims if d.hint and d.hint not in known}
     given = {by_variable.get(name, name): size for name, size in given.items()}
     unknown = sorted(set(given) - set(known))
@@ -31,6 +31,8 @@ def dim_sizes(trace: Trace, given: dict[str, int]) -> dict[str, int]:
                         f"(its dims: {', '.join(spelled) or 'none'})")
     sizes: dict[str, int] = {}
     for info in trace.dims:  # in order: a symbol is only ever made equal to older ones
+        if info.unbacked:
+            continue
         if info.name in given:
             sizes[info.name] = given[info.name]
         elif info.same_as is not None:
@@ -46,6 +48,8 @@ def resized_arguments(fn: Callable, args: tuple, kwargs: dict, trace: Trace, siz
     """The example's arguments with each tensor whose dims are symbols remade at `sizes`."""
     where: dict[tuple[str, int], str] = {}
     for info in trace.dims:
+        if info.unbacked:
+            continue  # the data's, not the call's
         tensor, _, axis = info.origin.partition(".shape[")
         where[(tensor, int(axis.rstrip("]")))] = info.name
     objects = [obj for arg in bind_entry(fn, args, kwargs).arguments.values() for obj in input_objects(arg)]

@@ -207,18 +207,34 @@ def finish(trace: Trace, env: DimEnv, registry: NameRegistry, hints: dict[str, s
     hints = hints or {}
     dims = tuple(replace(info, same_as=env.replacements.get(info.name), hint=hints.get(info.name))
                  for info in env.dims.values())
-    return trace.replace(bsyms=bsyms, dims=dims, guards=tuple(env.guards))
+    return trace.replace(bsyms=bsyms, dims=dims, guards=tuple(env.guards), facts=tuple(env.assumed))
 
 
 def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
     """The body with a `prims.shape` before the first use of each symbol it reads."""
     origin_of: dict[str, tuple[str, int]] = {}
+    unbacked: set[str] = set()
     for info in env.dims.values():
+        if info.unbacked:
+            unbacked.add(info.name)
+            continue
         tensor, _, axis = info.origin.partition(".shape[")
         origin_of[info.name] = (tensor, int(axis.rstrip("]")))
     inputs = {v.name: v for v in trace.inputs if isinstance(v, TensorValue)}
     bound: set[str] = set()
     out: list[BoundSymbol] = []
+
+    def carry(values) -> None:
+        """A size the data decide is read from the first value whose type has it as a dim."""
+        for value in values:
+            if type(value) is TensorValue and unbacked:
+                for axis, size in enumerate(value.shape):
+                    name = size.as_symbol() if isinstance(size, Dim) else None
+                    if name in unbacked and name not in origin_of:
+                        origin_of[name] = (value.name, axis)
+                        inputs[value.name] = value
+
+    carry(trace.inputs)  # a piece after a graph break is handed values of such sizes
 
     def bind(needed: set[str], before: BoundSymbol | None) -> None:
         for tensor in sorted({origin_of[name][0] for name in needed - bound if name in origin_of}):
@@ -238,6 +254,7 @@ def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
         if needed - bound:
             bind(needed, bsym)
         out.append(bsym)
+        carry(bsym.output_values())
     returned = {v.name for v in values_in(trace.output) if isinstance(v, NumberValue) and v.is_size}
     if returned - bound:
         bind(returned, None)

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-from tracecli.core.dims import Dim, DimEnv
+from tracecli.core.dims import Dim, DimEnv, SymBool, active, pop_unbacked_maker, push_unbacked_maker
 from tracecli.core.errors import TracingError
 from tracecli.core.gc_pause import gc_paused
 from tracecli.core.names import NameRegistry, sanitize
@@ -205,13 +205,14 @@ def call_kind(func) -> str:
 class _Tracer:
     def __init__(self, registry: NameRegistry, placement: Placement, scopes: ModuleScopes, env: DimEnv | None = None):
         self.registry = registry
-        self.env = env  # symbolic shapes: the size symbols and what tracing assumed of them
-        self.watch = IndexWatch(env) if env is not None else None
-        self.dim_hints = DimHints() if env is not None else None
+        self.env: DimEnv | None = None  # symbolic shapes: the size symbols and what tracing assumed of them
+        self.watch: IndexWatch | None = None
+        self.dim_hints: DimHints | None = None
+        self.env_made_here = False  # made for a size the data decide, in a trace otherwise static
+        self.unbacked_made = 0
+        self.calling = None  # the program's torch call being traced (ltorch), outermost
         if env is not None:
-            env.locate = locate
-            env.foreign = self.on_dim_arith
-            env.on_index = self.watch.on_index
+            self._attach(env)
         self.placement = placement
         self.proxies: dict[str, TensorProxy] = {}
         self.hints = HintTracker(self.proxies.get)  # the dict's own get: no Python frame per lookup
@@ -507,6 +508,36 @@ class _Tracer:
                             "modelled ops (an optimizer's foreach=False), or outside the traced function")
             raise _error_at_user_line(problem) from exc
 
+    def _attach(self, env: DimEnv) -> None:
+        self.env = env
+        self.watch = IndexWatch(env)
+        self.dim_hints = DimHints()
+        env.locate = locate
+        env.foreign = self.on_dim_arith
+        env.on_index = self.watch.on_index
+        env.on_open = self.on_open_size
+
+    def make_unbacked(self, made_by: str, upper) -> Dim:
+        """A size the data decide (`u0`, `u1`, ...), made by a rule being traced: a trace
+        with static inputs gets its environment of sizes here, at the first one."""
+        if self.env is None:
+            self._attach(DimEnv())
+            self.env_made_here = True
+            self.env.__enter__()  # left by _unbacked_sizes, with the block it was made in
+            if self.calling is not None:
+                self.env.context = _call_name(self.calling)
+            if self.segmenting is not None and self.segmenting.bind_sizes is None:
+                env = self.env
+                self.segmenting.bind_sizes = lambda piece: bound_sizes(piece, env, {})
+        name = self.registry.take(f"u{self.unbacked_made}")
+        self.unbacked_made += 1
+        context = self.env.context
+        return self.env.new_unbacked(name, f"{made_by}, in {context}" if context else made_by, upper, locate())
+
+    def on_open_size(self, open_: SymBool) -> bool:
+        """A branch on sizes the data decide that no fact settles: refused at the line."""
+        raise self.env.open_error(open_)
+
     def on_dim_arith(self, op: str, dim: Dim, other, reflected: bool):
         """`x + n`, `n * x`, ... with n a size: the tensor's operator with the symbol as its
         number (torch's own operators refuse an object that is not a number)."""
@@ -641,8 +672,10 @@ class _Tracer:
             # What this call records is at the line of the frame that made it: the search
             # for user code starts there, not at the recorder, below tracecli's own frames.
             outer_caller, self.recorder.caller = self.recorder.caller, sys._getframe(2)
-            if self.env is not None:
-                outer, self.env.context = self.env.context, _call_name(func)
+            env = self.env  # (an environment the call makes, for a size the data decide, starts with it)
+            if env is not None:
+                outer, env.context = env.context, _call_name(func)
+            outer_func, self.calling = self.calling, func
             data_dependent = None
             try:
                 out = adapter(*vargs, **vkwargs)
@@ -655,8 +688,11 @@ class _Tracer:
             finally:
                 self.in_torch_call -= 1
                 self.recorder.caller = outer_caller
-                if self.env is not None:
-                    self.env.context = outer
+                self.calling = outer_func
+                if env is not None:
+                    env.context = outer
+                elif self.env is not None:
+                    self.env.context = ""
             if data_dependent is not None:
                 del self.recorder.bsyms[start:]  # what the adapter recorded before it gave up
                 return self._eagerly(func, args, kwargs, data_dependent)
@@ -736,15 +772,16 @@ class _Tracer:
         Torch leaves the mode while it hands a call over: the body runs under it again."""
         func = body.__wrapped__
         self.through.append(torch_path(func) or f"{func.__module__}.{func.__qualname__}")
-        if self.env is not None:  # a size compared inside is assumed by that function, not by the script
-            outer, self.env.context = self.env.context, self.through[-1]
+        env = self.env
+        if env is not None:  # a size compared inside is assumed by that function, not by the script
+            outer, env.context = env.context, self.through[-1]
         try:
             with _Mode(self):
                 return body(*args, **kwargs)
         finally:
             self.through.pop()
-            if self.env is not None:
-                self.env.context = outer
+            if env is not None:
+                env.context = outer
 
     def _renormed_embedding(self, arguments: dict):
         """`F.embedding(ids, w, max_norm=m)`: as torch does it, the rows the lookup picks
@@ -885,7 +922,6 @@ _READ_OUT_ADVICE = ("a number read out of a traced tensor: keep it a tensor (`x 
 _DATA_ADVICE = {
     "__bool__": "a data-dependent branch: compute both sides and pick with torch.where, "
                 "or move the branch out of the traced function",
-    "nonzero": "its output's size depends on the values: use a mask (torch.where) instead",
     "data_ptr": "a tensor's memory address: the traced code has none to read",
     "__contains__": "`v in x` tests the values: keep it a tensor, `(x == v).any()`",
 }
@@ -1134,8 +1170,8 @@ def trace_callable(
         drawn_before = _python_rng_states()
         sizes = env if env is not None else contextlib.nullcontext()
         # gc_paused first: a collection while the overrides are set up would count as theirs.
-        with (gc_paused(), _Mode(tracer), scopes, tracing_overrides(env is not None), numpy_overrides(), sizes,
-              tracer.training.optimizers()):
+        with (gc_paused(), _Mode(tracer), scopes, tracing_overrides(), numpy_overrides(), sizes,
+              tracer.training.optimizers(), _unbacked_sizes(tracer)):
             tracer.root = sys._getframe()
             result = fn(*call_args, **call_kwargs)
             tracer.training.finish()
@@ -1154,8 +1190,10 @@ def trace_callable(
                 "the numbers drawn now as constants, the same on every call; draw with torch instead "
                 "(torch.rand, torch.randint, torch.randperm), which the trace runs on every call"
             )
+        env = tracer.env
+        sizes = env if env is not None else contextlib.nullcontext()
         try:
-            with sizes:
+            with sizes, _unbacked_sizes(tracer):
                 output = tracer.output_values(result)  # views of tensors written since are taken again
                 tracer.recorder.follow_grad_mode()  # a decorator's torch.no_grad() ends with the entry
                 if tracer.watch is not None:
@@ -1220,6 +1258,20 @@ def trace_callable(
                          written_through={w.place.argument: given[w.place.argument] for w in writes
                                           if w.place.argument is not None and id(w.place.owner) not in tracer.input_of},
                          segments=cut, result=result)
+
+
+@contextlib.contextmanager
+def _unbacked_sizes(tracer: _Tracer):
+    """While the entry runs: rules that make a size the data decide make it the tracer's
+    (`u0`), and an environment made for the first leaves with the entry."""
+    made_before = tracer.env
+    push_unbacked_maker(tracer.make_unbacked)
+    try:
+        yield
+    finally:
+        pop_unbacked_maker()
+        if made_before is None and tracer.env is not None and active() is tracer.env:
+            tracer.env.__exit__(None, None, None)
 
 
 def tensor_kind(tensor: object) -> tuple | None:

@@ -516,6 +516,8 @@ def _sizes_of(trace: Trace, sizes: dict[str, int], args: tuple, kwargs: dict, pr
     objects = dict(zip((v.name for v in trace.inputs), program.inputs_for(args, kwargs), strict=False))
     out = {}
     for info in trace.dims:
+        if info.unbacked:
+            continue  # the data's, not the call's
         tensor, _, axis = info.origin.partition(".shape[")
         obj = objects.get(tensor)
         out[info.name] = int(obj.shape[int(axis.rstrip("]"))]) if isinstance(obj, torch.Tensor) else sizes.get(info.name)

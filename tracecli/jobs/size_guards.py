@@ -43,14 +43,16 @@ def size_check(trace: Trace) -> SizeCheck:
             lines.append(f"    if not _same({value.name}, {constant}):")
             lines.append(f"        return {value.name!r} + ' is ' + repr({value.name}) + "
                          f"{', traced as ' + repr(value.value)!r}")
-    for info in trace.dims:
+    # A size the data decide is no input's: the trace makes it, and checks what it relies on.
+    given = [info for info in trace.dims if not info.unbacked]
+    for info in given:
         lines.append(f"    {info.name} = {info.origin}")
-    for info in trace.dims:
+    for info in given:
         lines.append(f"    if {info.name} < 2:")
         lines.append(f"        return {info.name + ' >= 2 failed  (sizes 0 and 1 are traced apart)'!r}")
     # An axis whose size is not read from it (a dim shared with another input, or found
     # equal to one) must have the size its type says.
-    origins = {info.origin for info in trace.dims}
+    origins = {info.origin for info in given}
     for value in trace.inputs:
         if isinstance(value, TensorValue):
             for axis, size in enumerate(value.shape):

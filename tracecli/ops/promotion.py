@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, exact_div, statically_equal
+from tracecli.core.dims import Dim, exact_div, oblivious_equal, statically_equal
 from tracecli.core.dtypes import DType
 from tracecli.core.values import TensorValue
 
@@ -146,9 +146,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             cur = out[offset + i]
             if statically_equal(d, cur):
                 continue  # the same size (asking `cur == 1` of a symbolic one would guard)
-            if cur == 1:
+            if oblivious_equal(cur, 1):
                 out[offset + i] = d
-            elif d != 1 and d != cur:
+            elif not oblivious_equal(d, 1) and d != cur:
                 raise ShapeError(
                     f"shapes {', '.join(str(list(s)) for s in shapes)} cannot be broadcast together"
                 )

@@ -36,7 +36,7 @@ METADATA_FUNCTIONS = frozenset({
 # Reads that need tensor values, which a trace does not have.
 DATA_DEPENDENT = frozenset({
     "__bool__", "item", "tolist", "__int__", "__float__", "__index__", "__complex__", "numpy",
-    "__array__", "nonzero", "data_ptr", "__contains__", "__format__", "__repr__",
+    "__array__", "data_ptr", "__contains__", "__format__", "__repr__",
 })
 
 

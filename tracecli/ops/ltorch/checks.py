@@ -19,3 +19,14 @@ def check_all(cond):
     """fail at run time unless every element of cond is true"""
     cond = expect_tensor(cond, "check_all")
     prims.check_all(convert(cond, dtypes.bool8))
+
+
+def _check_size(lhs, op, rhs):
+    torch._check(prims.checks.SIZE_RELATIONS[op](lhs, rhs))
+
+
+@symbol(_check_size, tags=(Tag.CHECK,))
+def check_size(lhs, op, rhs):
+    """fail at run time unless `lhs op rhs` holds of these sizes (a torch._check of sizes
+    the data decide: what the trace relies on)"""
+    prims.check_size(lhs, op, rhs)

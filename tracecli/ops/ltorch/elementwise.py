@@ -16,6 +16,7 @@ from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
 from tracecli.ops.ltorch._base import (
+    ALL,
     broadcast_all,
     compute_dtype,
     convert,
@@ -335,7 +336,7 @@ def _rpow(self, other):
 
 def _where(condition, input=None, other=None):
     if input is None and other is None:
-        return OPAQUE  # torch.where(condition) is nonzero: its shape depends on the data
+        return ALL["nonzero"](condition, as_tuple=True)  # as many indices as the data has
     return where(condition, input, other)
 
 

@@ -272,10 +272,49 @@ def _basic_key(args: tuple, kwargs: dict) -> bool:
     return not any(isinstance(item, (TensorValue, list)) for item in (key if isinstance(key, tuple) else (key,)))
 
 
+def _masks_as_indices(x: TensorValue, key) -> tuple[TensorValue, object]:
+    """x and the key with each boolean mask read as torch reads it (`x[mask]` is
+    `x[mask.nonzero().unbind(1)]`): the dimensions it covers merged into one, indexed by
+    the flat positions of its true elements, as many as the data has."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    masks = [i for i, item in enumerate(items) if isinstance(item, TensorValue) and item.dtype in _MASK_DTYPES]
+    if not masks:
+        return x, key
+    spans = [items[i].ndim if i in masks else 0 if item is None or item is Ellipsis else 1
+             for i, item in enumerate(items)]
+    ellipsis = x.ndim - sum(spans)  # the dimensions an Ellipsis stands for
+    out, shape, dim = [], [], 0
+    for i, item in enumerate(items):
+        span = ellipsis if item is Ellipsis else spans[i]
+        if i not in masks:
+            out.append(item)
+            shape.extend(x.shape[dim : dim + span])
+            dim += span
+            continue
+        mask = item if item.dtype == dtypes.bool8 else convert(item, dtypes.bool8)
+        covered = x.shape[dim : dim + mask.ndim]
+        if mask.ndim == 0 or len(covered) != mask.ndim or not all(
+                statically_equal(a, b) or a == b for a, b in zip(mask.shape, covered, strict=True)):
+            raise ShapeError(f"the shape of the mask {list(mask.shape)} at index {i} does not match the shape of the "
+                             f"indexed tensor {list(x.shape)}")
+        merged = math.prod(covered)
+        flat = mask if mask.ndim == 1 else prims.reshape(mask, (merged,))
+        out.append(prims.nonzero_flat(flat))
+        shape.append(merged)
+        dim += mask.ndim
+    shape.extend(x.shape[dim:])
+    if not same_shape(tuple(shape), x.shape):
+        x = prims.reshape(x, tuple(shape))
+    return x, tuple(out)
+
+
+_MASK_DTYPES = (dtypes.bool8, dtypes.uint8)
+
+
 @symbol(operator.getitem, methods=("__getitem__",), adapter=_getitem, tags=(Tag.VIEW,), view=_basic_key)
 def getitem(input, key):
-    """input[key] with ints, slices, None, Ellipsis and integer index tensors"""
-    input = expect_tensor(input, "indexing")
+    """input[key] with ints, slices, None, Ellipsis, integer index tensors and boolean masks"""
+    input, key = _masks_as_indices(expect_tensor(input, "indexing"), key)
     view, advanced = _basic_index(input, expand_key(input, key))
     return _advanced_index(view, advanced) if advanced else view
 

@@ -231,3 +231,39 @@ def nonzero_static(input, *, size, fill_value=-1):
     indices = columns[0] if len(columns) == 1 else prims.cat(columns, 1)
     missing = prims.broadcast_in_dim(prims.lt(found, 0), (size, input.ndim), (0,))
     return prims.where(missing, fill_value, indices)
+
+
+# --- the indices of the nonzero elements, as many as there are ---------------------------------
+
+
+def _nonzero(input, *, as_tuple=False):
+    return nonzero(input, as_tuple=as_tuple)
+
+
+@symbol(torch.nonzero, methods=("nonzero",), adapter=_nonzero)
+def nonzero(input, as_tuple=False):
+    """the index of each nonzero element, one row each (row-major), or with as_tuple one
+    index vector per dimension: as many rows as the data has (an unbacked size)"""
+    input = expect_tensor(input, "nonzero")
+    if not as_tuple:
+        return prims.nonzero(input)
+    # One index vector per dimension, from the flat positions (no op here reads the count,
+    # which is known only once the positions are).
+    flat = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
+    positions = prims.nonzero_flat(flat)
+    if input.ndim == 0:
+        return (prims.mul(positions, 0),)  # a zero-dim tensor is one element at index 0
+    columns, stride = [], 1
+    for d in reversed(range(input.ndim)):
+        index = positions if stride == 1 else prims.div(positions, stride)
+        if d:
+            index = prims.remainder(index, input.shape[d])
+        columns.insert(0, index)
+        stride = stride * input.shape[d]
+    return tuple(columns)
+
+
+@symbol(torch.argwhere, methods=("argwhere",))
+def argwhere(input):
+    """the index of each nonzero element, one row each (torch.nonzero)"""
+    return nonzero(input)

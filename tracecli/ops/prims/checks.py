@@ -1,4 +1,5 @@
-"""Run-time checks: prims with no output, tagged CHECK so no pass ever drops them."""
+"""Run-time checks: prims with no output, tagged CHECK so no pass ever drops them: that
+every element of a bool tensor is true, and relations of sizes the data decide."""
 
 from __future__ import annotations
 
@@ -22,3 +23,23 @@ def _check_all(cond: torch.Tensor) -> None:
 
 
 check_all = prim("check_all", _check_meta, _check_all, tags=(Tag.CHECK,))
+
+
+# `lhs OP rhs` of sizes: a fact the program stated of sizes the data decide (torch._check).
+SIZE_RELATIONS = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _check_size_meta(lhs, op: str, rhs) -> None:
+    if op not in SIZE_RELATIONS:
+        raise ShapeError(f"prims.check_size relates sizes with one of {' '.join(SIZE_RELATIONS)}, got {op!r}")
+    return None
+
+
+def _check_size(lhs, op: str, rhs) -> None:
+    torch._check(SIZE_RELATIONS[op](lhs, rhs), lambda: f"the trace relies on {lhs} {op} {rhs} (torch._check)")
+
+
+check_size = prim("check_size", _check_size_meta, _check_size, tags=(Tag.CHECK,))

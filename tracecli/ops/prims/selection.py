@@ -1,5 +1,5 @@
 """Selection prims: argmax, argmin, sort and topk along one (canonical) dimension;
-searchsorted and histc, where values fall among others."""
+searchsorted and histc, where values fall among others; nonzero, whose row count the data decide."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import unbacked
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import check_dim, prim
 from tracecli.ops.promotion import ShapeError
@@ -126,3 +127,25 @@ histc = prim(
     "histc", _histc_meta, lambda x, bins, low, high: torch.histc(x, bins, low, high),
     doc="how many values fall in each of `bins` equal bins over [low, high] (the values' range if low == high)",
 )
+
+
+# --- where the nonzero elements are: as many rows as the data has ------------------------
+
+
+def _nonzero_meta(x: TensorValue) -> TensorType:
+    rows = unbacked("the count of nonzero elements", x.numel)
+    return TensorType((rows, x.ndim), dtypes.int64, x.device)
+
+
+nonzero = prim("nonzero", _nonzero_meta, lambda x: torch.nonzero(x),
+               doc="the index of each nonzero element (row-major), one row each: a row count the data decide")
+
+
+def _nonzero_flat_meta(x: TensorValue) -> TensorType:
+    if x.ndim != 1:
+        raise ShapeError(f"prims.nonzero_flat takes a vector, got {x.ndim} dimensions")
+    return TensorType((unbacked("the count of nonzero elements", x.numel),), dtypes.int64, x.device)
+
+
+nonzero_flat = prim("nonzero_flat", _nonzero_flat_meta, lambda x: torch.nonzero(x).reshape(-1),
+                    doc="the position of each nonzero element of a vector: a length the data decide")
