@@ -182,31 +182,32 @@ SELECT = """
         keep = h.sum(dim=1) > 0.5
         rows = h[keep]
         idx = torch.nonzero(keep).squeeze(1)
-        return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)
+        counts = torch.histogram(rows.sum(dim=1), bins=3).hist
+        return rows.mean(dim=0) * 2, idx, counts * 2
 
 
     if __name__ == "__main__":
         torch.manual_seed(0)
         w = torch.randn(4, 3)
         for n in (6, 6, 9, 6):
-            out, idx, kinds = select_positive(torch.randn(n, 4), w)
-            print(len(idx), kinds.tolist())
+            out, idx, counts = select_positive(torch.randn(n, 4), w)
+            print(len(idx), counts.tolist())
 """
 
 
 @pytest.mark.parametrize("executor", ["torch", "inductor"])
-def test_a_call_whose_sizes_are_the_datas_runs_eagerly_between_segments(cli, tmp_path, executor):
-    # x[mask], nonzero and unique: no trace knows their sizes; each runs eagerly, a
-    # segment of its own, and the ops after it are traced with its real results.
+def test_a_call_tracing_cannot_follow_runs_eagerly_between_segments(cli, tmp_path, executor):
+    # x[mask] and nonzero are traced, their sizes the data's (u0, u1); histogram has no
+    # meta kernel: it runs eagerly, a segment of its own, and the ops after it are traced
+    # with its real results.
     path = write(tmp_path, "select.py", SELECT)
     result = cli("run", path, "--no-timing", "--color", "never", "--executor", executor)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "select.py:8:  rows = h[keep]  (indexing with a boolean mask (a bool tensor) gives a shape that " \
-           "depends on the mask's values, which a trace does not have; it runs eagerly)" in out
-    assert "= torch.Tensor.__getitem__(" in out and "= torch.nonzero(" in out and "= torch.unique(" in out
-    assert "select.py:9:  idx = torch.nonzero(keep).squeeze(1)  (torch.nonzero cannot be traced" in out
-    assert "(after torch.nonzero, which ran eagerly)" in out and "(after torch.unique, which ran eagerly)" in out
+    assert "= ltorch.getitem(" in out and "= ltorch.nonzero(" in out and '"cpu f32[u0, 3]"' in out
+    assert "select.py:10:  counts = torch.histogram(rows.sum(dim=1), bins=3).hist  (torch.histogram cannot be " \
+           "traced" in out
+    assert "= torch.histogram(" in out and "(after torch.histogram, which ran eagerly)" in out
     assert "all 3 outputs match eager" in out and "differ" not in out
 
 
@@ -216,10 +217,9 @@ def test_a_call_run_eagerly_is_one_break_in_examine_and_refused_with_fullgraph(c
     assert result.exit_code == 0, result.output
     breaks = json.loads(result.stdout)["breaks"]
     assert [(b["source"], b["count"]) for b in breaks] == [
-        ("rows = h[keep]", 4), ("idx = torch.nonzero(keep).squeeze(1)", 4),
-        ("return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)", 4)]
+        ("counts = torch.histogram(rows.sum(dim=1), bins=3).hist", 4)]
     assert all(b["reason"].endswith("; it runs eagerly") for b in breaks)
-    assert_user_error(cli("run", path, "--fullgraph"), "select.py:8:", "indexing with a boolean mask")
+    assert_user_error(cli("run", path, "--fullgraph"), "select.py:10:", "torch.histogram cannot be traced")
 
 
 RESHAPES = """

@@ -88,7 +88,8 @@ EXPECTED_FAMILIES = _by_name({
     "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
     "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
                         "masked_scatter masked_scatter_ index_fill_ embedding_bag",
-    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static",
+    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static nonzero "
+                 "argwhere",
     "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr bilinear",
     "linalg_products": "tensordot inner linalg_multi_dot chain_matmul linalg_matrix_power linalg_vecdot linalg_cross cross "
                        "linalg_vander linalg_diagonal cdist",
@@ -120,7 +121,7 @@ EXPECTED_FAMILIES = _by_name({
            "fft_fftfreq fft_rfftfreq",
     "fft_windows": "hann_window hamming_window bartlett_window blackman_window kaiser_window stft",
     "inplace": "add_ sub_ mul_ div_ copy_ set_data_ fill_ zero_ masked_fill_ setitem_",
-    "checks": "check_all",
+    "checks": "check_all check_size",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
     "state": "store_item store_attr store_cell store_extend delete_item delete_attr",
 })
@@ -143,7 +144,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
     "indexing": "take gather index_put",
     "indexing_scatter": "scatter scatter_add scatter_reduce",
-    "selection": "argmax argmin sort topk searchsorted histc",
+    "selection": "argmax argmin sort topk searchsorted histc nonzero nonzero_flat",
     "linalg": "matmul",
     "linalg_products": "vander cdist",
     "linalg_solvers": "det slogdet inv inv_ex matrix_exp solve solve_ex solve_triangular triangular_solve cholesky_solve "
@@ -155,7 +156,7 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "fft": "fft_c2c fft_r2c fft_c2r conj",
     "conversions": "convert_element_type device_put clone copy_to",
     "conv": "convolution convolution_transpose",
-    "checks": "check_all",
+    "checks": "check_all check_size",
     "autograd": "set_grad set_grad_enabled restore_grad_enabled",
     "state": "store_item store_attr store_cell store_extend delete_item delete_attr",
 })

@@ -252,22 +252,23 @@ def test_refused_like_eager(fn, arg):
     check_refused(fn, arg)
 
 
-MASKS = (
-    ("bool-tensor", lambda x, m: x[m]),
-    ("bool-tensor-after-slice", lambda x, m: x[:, m[0]]),
-    ("uint8-tensor", lambda x, m: x[m.to(torch.uint8)]),
-    ("bool-list", lambda x, m: x[[True, False, True]]),
-)
+# Boolean masks: as many elements as the mask has true ones, an unbacked size (u0).
+case("getitem", "bool-mask", lambda x, m: x[m], T("f32", (3, 3)), T("bool", (3, 3)))
+case("getitem", "bool-mask-after-slice", lambda x, m: x[:, m[0]], T("f32", (3, 3)), T("bool", (3, 3)))
+case("getitem", "uint8-mask", lambda x, m: x[m.to(torch.uint8)], T("f32", (3, 3)), T("bool", (3, 3)))
+case("getitem", "bool-mask-rows-then-int", lambda x, m: x[m[:, 0], 1], T("f32", (3, 4)), T("bool", (3, 4)))
+case("getitem", "bool-mask-after-ellipsis", lambda x, m: x[..., m[0, 0]], T("f32", (2, 3, 4)), T("bool", (2, 3, 4)))
 
 
-@pytest.mark.parametrize("fn", rows_by_id(MASKS))
-def test_mask_indexing_is_refused_with_one_clear_error(fn):
-    """Eager accepts it, but the result's shape is the mask's count of True: no trace can
-    know it. The error says so, names the user's line and suggests the shape-keeping forms."""
-    x, mask = torch.randn(3, 3), torch.rand(3, 3) > 0.5
-    fn(x, mask)  # eager is fine with it
+def test_a_mask_that_does_not_fit_is_refused_as_eager_refuses_it():
+    with pytest.raises(TracingError, match="the shape of the mask"):
+        trace_callable(lambda x, m: x[m], (torch.randn(3, 3), torch.rand(2, 3) > 0.5), name="fn")
+
+
+def test_a_boolean_list_index_is_refused_with_one_clear_error():
+    x = torch.randn(3, 3)
     with pytest.raises(TracingError) as info:
-        trace_callable(fn, (x, mask), name="fn")
+        trace_callable(lambda x: x[[True, False, True]], (x,), name="fn")
     error = info.value
     assert "mask" in error.message and "depends on" in error.message and "torch.where" in error.message
     assert error.file and error.file.endswith("test_indexing.py") and error.line

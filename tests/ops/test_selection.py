@@ -1,6 +1,6 @@
 """The selection ops: max and min along a dim, argmax, argmin, sort, argsort, topk,
-searchsorted, bucketize, histc and nonzero_static, and their prims (argmax, argmin, sort,
-topk, searchsorted, histc), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
+searchsorted, bucketize, histc, nonzero_static, nonzero and argwhere, and their prims (argmax,
+argmin, sort, topk, searchsorted, histc, nonzero, nonzero_flat), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
 torch's named-tuple types."""
 
 from __future__ import annotations
@@ -129,6 +129,20 @@ case("nonzero_static", "3d", lambda x: torch.nonzero_static(x, size=8), T("i64",
 case("nonzero_static", "none", lambda x: torch.nonzero_static(x, size=0), T("f32", (3, 4)))
 case("nonzero_static", "0d", lambda x: torch.nonzero_static(x, size=2), T("f32", ()))
 case("nonzero_static", "empty", lambda x: torch.nonzero_static(x, size=2, fill_value=0), T("f32", (2, 0)))
+
+# --- the indices of the nonzero elements, as many as the data has (an unbacked size) -------------
+
+for _dtype in ("f32", "i64", "bool"):
+    case("nonzero", _dtype, lambda x: torch.nonzero(x), T(_dtype, (3, 4)))
+case("nonzero", "method-3d", lambda x: x.nonzero(), T("i64", (2, 3, 4), "small"))
+case("nonzero", "as_tuple", lambda x: torch.nonzero(x > 0, as_tuple=True), T("f32", (3, 4)))
+case("nonzero", "as_tuple-0d", lambda x: x.nonzero(as_tuple=True), T("f32", ()))
+case("nonzero", "where-one-argument", lambda x: torch.where(x > 0.5), T("f32", (2, 3, 4)))
+case("nonzero", "vector-signed-zero-nan", lambda x: torch.nonzero(x), L((0.0, -0.0, NAN, 1.0), "f32"))
+case("nonzero", "empty", lambda x: torch.nonzero(x), T("f32", (2, 0)))
+case(("nonzero", "mul"), "later-ops", lambda x: x.nonzero(as_tuple=True)[0] * 2, T("f32", (3, 4)))
+case("argwhere", "fn", lambda x: torch.argwhere(x), T("f32", (3, 4)))
+case("argwhere", "method", lambda x: x.argwhere(), T("i64", (5,), "small"))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
 

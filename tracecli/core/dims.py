@@ -746,8 +746,10 @@ def _normal_relation(op: str, d: Dim) -> tuple[str, int | Dim]:
     all its terms share (symbols are positive) and by its coefficients' gcd, its first
     term positive. `2*n*k - 4*n < 0` is `k - 2 < 0`."""
     common: Monomial | None = None
+    env = active()
     for mono, _ in d.terms:
-        symbols = tuple((atom, power) for atom, power in mono if isinstance(atom, Sym))
+        # (a size the data decide may be 0: not a factor to divide by)
+        symbols = tuple((atom, power) for atom, power in mono if isinstance(atom, Sym) and _positive(atom.name, env))
         powers = dict(symbols)
         common = symbols if common is None else tuple(
             (atom, min(power, powers[atom])) for atom, power in common if atom in powers
@@ -764,6 +766,13 @@ def _normal_relation(op: str, d: Dim) -> tuple[str, int | Dim]:
     if d.terms[0][1] < 0:
         d, op = -d, _FLIPPED[op]
     return op, d
+
+
+def _positive(name: str, env: DimEnv | None) -> bool:
+    if name.startswith(PLACEHOLDER):
+        return False
+    info = env.dims.get(name) if env is not None else None
+    return info is None or not info.unbacked
 
 
 def _sides(d: Dim) -> tuple[int | Dim, int | Dim]:
@@ -961,11 +970,12 @@ class DimEnv:
         self.ranges[name] = (2, math.inf)
         return Dim.symbol(name)
 
-    def new_unbacked(self, name: str, made_by: str, upper: int | Dim, where: tuple | None) -> Dim:
-        """A size the data decide, `0 <= name <= upper`; its stand-in example is the bound."""
+    def new_unbacked(self, name: str, made_by: str, upper: int | Dim | None, where: tuple | None) -> Dim:
+        """A size the data decide, `0 <= name <= upper` (no bound when None); its stand-in
+        example is the bound."""
         if name in self.dims:
             raise ValueError(f"dim {name} is declared twice")
-        example = self.example(upper) if isinstance(upper, Dim) else upper
+        example = self.example(upper) if isinstance(upper, Dim) else upper if upper is not None else 8
         self.dims[name] = DimInfo(name, example, "", False, unbacked=True, made_by=made_by, where=where, upper=upper)
         symbol = Dim.symbol(name)
         if isinstance(upper, Dim):
@@ -973,7 +983,7 @@ class DimEnv:
             op, d = _normal_relation("<=", symbol - upper)
             self.facts.add((op, d))
         else:
-            self.ranges[name] = (0, upper)
+            self.ranges[name] = (0, math.inf if upper is None else upper)
         return symbol
 
     def unbacked_in(self, x) -> list[DimInfo]:
@@ -1062,7 +1072,7 @@ class DimEnv:
             "when the trace runs), or compute both sides and pick with torch.where",
             file=file, line=line, source=source)
 
-    def assume(self, open_: SymBool) -> None:
+    def assume(self, open_: SymBool, reason: str = "torch._check") -> None:
         """`torch._check(lhs OP rhs)` of unbacked sizes: a fact from here on, printed with
         the trace and checked when it runs."""
         d = self.canonical(open_.lhs) - self.canonical(open_.rhs)
@@ -1077,7 +1087,7 @@ class DimEnv:
             self._narrow(op, nd)
         where = self.locate() if self.locate is not None else None
         file, line, source = where if where is not None else (None, None, "")
-        self.assumed.append(Guard(open_.op, open_.lhs, open_.rhs, "torch._check", file, line, source))
+        self.assumed.append(Guard(open_.op, open_.lhs, open_.rhs, reason, file, line, source))
 
     def index(self, x: Dim) -> int:
         if self.on_index is not None:
@@ -1207,9 +1217,9 @@ _placeholders = iter(range(1 << 62))
 PLACEHOLDER = "?"
 
 
-def unbacked(made_by: str, upper: int | Dim) -> Dim:
-    """A new size the data decide, `0 <= size <= upper`: `made_by` says what it is (`the
-    rows of torch.nonzero`)."""
+def unbacked(made_by: str, upper: int | Dim | None) -> Dim:
+    """A new size the data decide, `0 <= size <= upper` (None: no bound known): `made_by`
+    says what it is (`the count of nonzero elements`)."""
     maker = _UNBACKED_MAKERS[-1] if _UNBACKED_MAKERS else None
     if maker is None:
         return Dim.symbol(f"{PLACEHOLDER}{next(_placeholders)}")

@@ -65,8 +65,13 @@ def _rewrite(what: str, dtype: torch.dtype, device: object, args: tuple, kwargs:
     if all(_is_size(a) for a in args):
         return torch.empty, args, made
     if len(args) == 1 and isinstance(args[0], (tuple, list, range)):
-        return torch.tensor, args, made
+        return _TENSOR, args, made
     return None
+
+
+# torch's own, as imported: while tracing, `torch.tensor` is a stand-in that hands sizes
+# to the tracer (frontend/overrides.py), which the tracer does not know as torch.tensor.
+_TENSOR = torch.tensor
 
 
 def _is_size(obj: object) -> bool:

@@ -244,7 +244,7 @@ def _check_is_size(i, message=None, *, max=None):  # noqa: A002 - torch's name
     if isinstance(i, Dim) and env is not None:
         # Every size is >= 0 already (an op's count, or an input's dim): a fact to print,
         # with nothing to check when the trace runs.
-        env.assume(SymBool(env, ">=", i, 0))
+        env.assume(SymBool(env, ">=", i, 0), "torch._check_is_size")
         if max is not None:
             _check(i <= max)
         return

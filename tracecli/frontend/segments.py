@@ -29,6 +29,7 @@ from typing import Protocol
 
 import torch
 
+from tracecli.core.dims import Dim, evaluate
 from tracecli.core.errors import TracingError
 from tracecli.core.pytree import tree_leaves, tree_map, values_in
 from tracecli.core.symbol import BoundSymbol, SourceLocation, Symbol
@@ -36,6 +37,7 @@ from tracecli.core.trace import Trace
 from tracecli.core.values import NumberValue, TensorValue, Value
 from tracecli.frontend.stand_ins import ValuesNeeded, stands_for
 from tracecli.ops.prims.autograd import SAVED_GRAD_MODES
+from tracecli.ops.prims.checks import SIZE_RELATIONS
 
 
 @dataclass(frozen=True)
@@ -423,5 +425,40 @@ def break_at_read(tracer, func, args: tuple, kwargs: dict, source: SourceLocatio
     return got
 
 
+def break_at_size(tracer, open_, source: SourceLocation | None) -> bool:
+    """A branch on sizes the data decide (`if idx.shape[0] > 3:` after a nonzero) while
+    segmenting: the segment that makes them is cut and run, and the branch gets the real
+    sizes. The trace after it is this call's, as after any read."""
+    segmenting: Segmenting = tracer.segmenting
+    env = open_.env
+    wanted = {info.name for info in env.unbacked_in((open_.lhs, open_.rhs))}
+    carriers: dict[str, tuple[Value, int]] = {}
+    for bsym in tracer.recorder.bsyms:
+        for value in bsym.output_values():
+            if type(value) is TensorValue:
+                for axis, size in enumerate(value.shape):
+                    name = size.as_symbol() if isinstance(size, Dim) else None
+                    if name in wanted and name not in carriers:
+                        carriers[name] = (value, axis)
+    if wanted - carriers.keys():
+        raise env.open_error(open_)  # made where no value shows it (inside a call): nothing to read
+    carrier_values = [value for value, _ in carriers.values()]
+    cut = any(value.name not in segmenting.real for value in carrier_values)
+    if cut:
+        sizes = ", ".join(info.describe() for info in env.unbacked_in((open_.lhs, open_.rhs)))
+        reason = f"a branch on {open_.text()}, sizes the data decide: {sizes}"
+        segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *carrier_values], Break(source, reason),
+                       tracer.recorder.grad_mode)
+    values = {name: info.example for name, info in env.dims.items() if not info.unbacked}
+    for name, (value, axis) in carriers.items():
+        values[name] = int(segmenting.value(value).shape[axis])
+    lhs, rhs = evaluate(env.canonical(open_.lhs), values), evaluate(env.canonical(open_.rhs), values)
+    got = SIZE_RELATIONS[open_.op](lhs, rhs)
+    carrier = carrier_values[0]
+    segmenting.note_read((f"{open_.text()} ({', '.join(f'{n} = {values[n]}' for n in sorted(carriers))})",
+                          carrier.name, str(got)), cut, source)
+    return got
+
+
 __all__ = ["BREAKING_READS", "VALUE_READERS", "Break", "EagerCallFailed", "Runner", "Segment", "Segmenting", "break_at_read", "live_values",
-           "run_eagerly", "shown"]
+           "break_at_size", "run_eagerly", "shown"]

@@ -71,6 +71,7 @@ from tracecli.frontend.segments import (
     Runner,
     Segmenting,
     break_at_read,
+    break_at_size,
     run_eagerly,
 )
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
@@ -535,8 +536,13 @@ class _Tracer:
         return self.env.new_unbacked(name, f"{made_by}, in {context}" if context else made_by, upper, locate())
 
     def on_open_size(self, open_: SymBool) -> bool:
-        """A branch on sizes the data decide that no fact settles: refused at the line."""
-        raise self.env.open_error(open_)
+        """A branch on sizes the data decide that no fact settles: in the program's own
+        Python while segmenting, a graph break that gets the real sizes; inside an op's
+        rule, or with --fullgraph, refused at the line."""
+        if not self._may_segment(inside_call=False):
+            raise self.env.open_error(open_)
+        frame = user_frame(sys._getframe(1))
+        return break_at_size(self, open_, location_of(frame) if frame is not None else None)
 
     def on_dim_arith(self, op: str, dim: Dim, other, reflected: bool):
         """`x + n`, `n * x`, ... with n a size: the tensor's operator with the symbol as its

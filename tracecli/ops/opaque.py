@@ -19,13 +19,15 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import NamedTuple
 
 import torch
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 
 from tracecli.core.bindings import hint
+from tracecli.core.dims import Dim, unbacked
 from tracecli.core.dtypes import DType
-from tracecli.core.pytree import built_as, rebuild_mapping, rebuild_tuple
+from tracecli.core.pytree import built_as, rebuild_mapping, rebuild_tuple, tree_map
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.forms import UnsupportedCall
@@ -145,6 +147,8 @@ def _to_meta(obj, devices: list[str], tensors: list[torch.Tensor], on_device: bo
 
 
 def _from_meta(obj, device: str, name: str):
+    if type(obj) is _Sized:
+        return TensorType(obj.shape, FROM_TORCH[obj.dtype], device if obj.device.type == "meta" else to_device(obj.device))
     if isinstance(obj, torch.Tensor):
         if obj.layout != torch.strided:
             # Values in the IR are dense: the modelled ops after it would treat it as one.
@@ -293,7 +297,7 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
         # Some callables have no meta kernel but a fake one (torch.cond and the other
         # higher-order ops); fake tensors also tell data-dependent outputs apart.
         try:
-            return _run_fake(func, args, kwargs)
+            return _run_fake(func, args, kwargs, name)
         except (DynamicOutputShapeException, DataDependentOutputException, _DataDependent) as exc:
             raise OpaqueCallError(
                 f"{name} cannot be traced: its output depends on the values in its input tensors, "
@@ -305,7 +309,7 @@ def _run(func: Callable, name: str, args: tuple, kwargs: dict):
         raise OpaqueCallError(f"{name} cannot be traced: {reason}") from meta_error
 
 
-def _run_fake(func: Callable, args: tuple, kwargs: dict):
+def _run_fake(func: Callable, args: tuple, kwargs: dict, name: str = ""):
     # A shape environment lets fake kernels that need one run (while_loop); what depends
     # on data then comes back as a symbol rather than an error.
     # Deferred: symbolic shapes import sympy, a fifth of a second of every command's
@@ -317,11 +321,40 @@ def _run_fake(func: Callable, args: tuple, kwargs: dict):
             out = func(*_to_fake(args, mode), **_to_fake(kwargs, mode))
     except GuardOnDataDependentSymNode as exc:
         raise _DataDependent from exc
+    # A size the kernel gives as a plain symbol of its own (the length of a unique's
+    # values) is a size the data decide: one of the trace's, made here. Anything else
+    # symbolic (an expression of such sizes, a number the data decide) is not traced.
+    ours: dict[str, Dim] = {}
     for leaf in _leaves(out):
         symbolic = leaf.shape if isinstance(leaf, torch.Tensor) else (leaf,)
-        if any(isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)) for d in symbolic):
-            raise _DataDependent
-    return out
+        for d in symbolic:
+            if not isinstance(d, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                continue
+            if not isinstance(leaf, torch.Tensor) or not isinstance(d, torch.SymInt) or not d.node.expr.is_Symbol:
+                raise _DataDependent
+            key = str(d.node.expr)
+            if key not in ours:
+                ours[key] = unbacked(f"a size of the output of {name or 'an opaque call'}", None)
+    return _with_sizes(out, ours) if ours else out
+
+
+def _with_sizes(out, sizes: dict[str, Dim]):
+    """The fake kernel's results as types, each of its own size symbols one of the trace's."""
+    def typed(leaf):
+        if isinstance(leaf, torch.Tensor):
+            shape = tuple(sizes[str(d.node.expr)] if isinstance(d, torch.SymInt) else int(d) for d in leaf.shape)
+            return _Sized(shape, leaf.dtype, leaf.device)
+        return leaf
+
+    return tree_map(typed, out)
+
+
+class _Sized(NamedTuple):
+    """A tensor result whose shape holds sizes the data decide: its type, for _from_meta."""
+
+    shape: tuple
+    dtype: torch.dtype
+    device: torch.device
 
 
 _FAKE_LOG = logging.getLogger("torch._subclasses.fake_tensor")
@@ -338,7 +371,7 @@ def _fake_mode() -> Iterator[FakeTensorMode]:
     level = _FAKE_LOG.level
     _FAKE_LOG.setLevel(logging.CRITICAL)
     try:
-        with FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True) as mode:
+        with FakeTensorMode(shape_env=ShapeEnv(allow_dynamic_output_shape_ops=True), static_shapes=True) as mode:
             yield mode
     finally:
         _FAKE_LOG.setLevel(level)

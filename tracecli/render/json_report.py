@@ -69,16 +69,26 @@ def trace_json(trace: Trace, depth: float) -> dict:
         "bound_symbols": len(trace.bsyms),
     }
     if trace.dims:
-        out["dims"] = [
-            {"name": d.name, "origin": d.origin, "named": d.named,
-             "same_as": None if d.same_as is None else _size(d.same_as)}
-            for d in trace.dims
-        ]
-        out["guards"] = [
-            {"expr": g.text(), "reason": g.reason, "line": g.where() or None, "source": g.source or None}
-            for g in trace.guards
-        ]
+        out["dims"] = [_dim(d) for d in trace.dims]
+        out["guards"] = [_relation(g) for g in trace.guards]
+        if trace.facts:
+            out["facts"] = [_relation(f) for f in trace.facts]
     return out
+
+
+def _dim(d) -> dict:
+    if d.unbacked:
+        # A size the data decide: what makes it and at which line, and its bounds.
+        line = f"{d.where[0]}:{d.where[1]}" if d.where else None
+        return {"name": d.name, "unbacked": True, "made_by": d.made_by, "line": line,
+                "source": d.where[2] if d.where else None,
+                "upper": None if d.upper is None else _size(d.upper)}
+    return {"name": d.name, "origin": d.origin, "named": d.named,
+            "same_as": None if d.same_as is None else _size(d.same_as)}
+
+
+def _relation(g) -> dict:
+    return {"expr": g.text(), "reason": g.reason, "line": g.where() or None, "source": g.source or None}
 
 
 def _sized_json(job: JobResult, depth: float) -> dict:

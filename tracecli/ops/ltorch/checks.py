@@ -22,7 +22,7 @@ def check_all(cond):
 
 
 def _check_size(lhs, op, rhs):
-    torch._check(prims.checks.SIZE_RELATIONS[op](lhs, rhs))
+    prims.checks.check_size.impl(lhs, op, rhs)
 
 
 @symbol(_check_size, tags=(Tag.CHECK,))

@@ -212,11 +212,14 @@ def wrap_negative(index: TensorValue, size: int, shape: tuple[int, ...]) -> Tens
     return broadcast_to(index, shape)
 
 
-def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]]) -> TensorValue:
+def _advanced_index(view: TensorValue, advanced: list[tuple[int, TensorValue]],
+                    positions_of_true: frozenset[str] = frozenset()) -> TensorValue:
+    """`positions_of_true`: index vectors a mask made, which are never negative."""
     positions = [p for p, _ in advanced]
     sizes = [view.shape[p] for p in positions]
     shape = broadcast_shapes(*(index.shape for _, index in advanced))
-    indices = [wrap_negative(index, size, shape) for (_, index), size in zip(advanced, sizes, strict=True)]
+    indices = [broadcast_to(index, shape) if index.name in positions_of_true else wrap_negative(index, size, shape)
+               for (_, index), size in zip(advanced, sizes, strict=True)]
     k = len(positions)
     if positions != list(range(positions[0], positions[0] + k)):
         # Advanced indices apart from each other put their result first (torch and numpy agree).
@@ -272,18 +275,18 @@ def _basic_key(args: tuple, kwargs: dict) -> bool:
     return not any(isinstance(item, (TensorValue, list)) for item in (key if isinstance(key, tuple) else (key,)))
 
 
-def _masks_as_indices(x: TensorValue, key) -> tuple[TensorValue, object]:
+def _masks_as_indices(x: TensorValue, key) -> tuple[TensorValue, object, frozenset[str]]:
     """x and the key with each boolean mask read as torch reads it (`x[mask]` is
     `x[mask.nonzero().unbind(1)]`): the dimensions it covers merged into one, indexed by
     the flat positions of its true elements, as many as the data has."""
     items = list(key) if isinstance(key, tuple) else [key]
     masks = [i for i, item in enumerate(items) if isinstance(item, TensorValue) and item.dtype in _MASK_DTYPES]
     if not masks:
-        return x, key
+        return x, key, frozenset()
     spans = [items[i].ndim if i in masks else 0 if item is None or item is Ellipsis else 1
              for i, item in enumerate(items)]
     ellipsis = x.ndim - sum(spans)  # the dimensions an Ellipsis stands for
-    out, shape, dim = [], [], 0
+    out, shape, dim, made = [], [], 0, set()
     for i, item in enumerate(items):
         span = ellipsis if item is Ellipsis else spans[i]
         if i not in masks:
@@ -299,13 +302,15 @@ def _masks_as_indices(x: TensorValue, key) -> tuple[TensorValue, object]:
                              f"indexed tensor {list(x.shape)}")
         merged = math.prod(covered)
         flat = mask if mask.ndim == 1 else prims.reshape(mask, (merged,))
-        out.append(prims.nonzero_flat(flat))
+        positions = prims.nonzero_flat(flat)
+        made.add(positions.name)
+        out.append(positions)
         shape.append(merged)
         dim += mask.ndim
     shape.extend(x.shape[dim:])
     if not same_shape(tuple(shape), x.shape):
         x = prims.reshape(x, tuple(shape))
-    return x, tuple(out)
+    return x, tuple(out), frozenset(made)
 
 
 _MASK_DTYPES = (dtypes.bool8, dtypes.uint8)
@@ -314,9 +319,9 @@ _MASK_DTYPES = (dtypes.bool8, dtypes.uint8)
 @symbol(operator.getitem, methods=("__getitem__",), adapter=_getitem, tags=(Tag.VIEW,), view=_basic_key)
 def getitem(input, key):
     """input[key] with ints, slices, None, Ellipsis, integer index tensors and boolean masks"""
-    input, key = _masks_as_indices(expect_tensor(input, "indexing"), key)
+    input, key, from_masks = _masks_as_indices(expect_tensor(input, "indexing"), key)
     view, advanced = _basic_index(input, expand_key(input, key))
-    return _advanced_index(view, advanced) if advanced else view
+    return _advanced_index(view, advanced, from_masks) if advanced else view
 
 
 @symbol(torch.index_select, methods=("index_select",))

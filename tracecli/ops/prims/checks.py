@@ -39,7 +39,9 @@ def _check_size_meta(lhs, op: str, rhs) -> None:
 
 
 def _check_size(lhs, op: str, rhs) -> None:
-    torch._check(SIZE_RELATIONS[op](lhs, rhs), lambda: f"the trace relies on {lhs} {op} {rhs} (torch._check)")
+    torch._check(SIZE_RELATIONS[op](lhs, rhs),
+                 lambda: f"{lhs} {op} {rhs} fails here, and the trace relies on it (a torch._check of sizes the data "
+                 "decide, at the line its `# fact:` names)")
 
 
 check_size = prim("check_size", _check_size_meta, _check_size, tags=(Tag.CHECK,))
