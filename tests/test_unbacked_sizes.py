@@ -180,3 +180,13 @@ def test_an_unmodelled_call_whose_kernel_gives_a_size_of_its_own_is_opaque_with_
     for data in ([5.0, 5.0, 1.0], [4.0, 3.0, 2.0, 1.0]):
         x = torch.tensor(data)
         torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_examine_lists_the_sizes_the_data_decide(cli, tmp_path):
+    path = write(tmp_path, "select.py", SELECT)
+    result = cli("examine", f"{path}:select", "-i", "f32[5,4]", "-i", "f32[3]")
+    assert result.exit_code == 0, result.output
+    assert "  u0: the count of nonzero elements, in Tensor.nonzero  (" in result.stdout
+    assert "select.py:7  idx = mask.nonzero())" in result.stdout
+    report = json.loads(cli("examine", f"{path}:select", "-i", "f32[5,4]", "-i", "f32[3]", "--format", "json").stdout)
+    assert [line.split(":")[0] for line in report["unbacked"]] == ["u0", "u1", "u2", "u3"]

@@ -44,6 +44,8 @@ class ExamineReport:
     # Where the trace was cut because Python read a value (graph breaks), most frequent
     # first: as torch._dynamo.explain lists them, with the user's line.
     breaks: list[BreakUse] = field(default_factory=list)
+    # The sizes the data decide, one line each: "u0: made_by  (file:line  source)".
+    unbacked: list[str] = field(default_factory=list)
 
     @property
     def opaque(self) -> list[OpUse]:
@@ -92,8 +94,17 @@ def examine_script(target: str, *, device: str, input_specs: list[str] | None, s
     })
     state = list(dict.fromkeys(written.place.path for call in job.calls for written in call.program.writes
                                if written.traced))
+    unbacked = list(dict.fromkeys(
+        f"{d.name}: {d.made_by}" + (f"  ({d.where[0]}:{d.where[1]}  {d.where[2]})" if d.where else "")
+        for call in job.calls for trace in _traces_of(call) for d in trace.dims if d.unbacked))
     return ExamineReport(job, ops, dict(sorted(prims.items())), captured=captured, state=state,
-                         breaks=_breaks(job))
+                         breaks=_breaks(job), unbacked=unbacked)
+
+
+def _traces_of(call) -> list:
+    """The call's trace, or each of its segments' where it was cut."""
+    segments = getattr(call.program, "segments", ()) or ()
+    return [segment.trace for segment in segments] or [call.final]
 
 
 def _breaks(job: JobResult) -> list[BreakUse]:

@@ -47,6 +47,10 @@ def print_examine(console: Console, report: ExamineReport) -> None:
                       markup=False)
         for path in report.state:
             console.print(f"  {path}", markup=False)
+    if report.unbacked:
+        console.print("sizes the data decide (one trace serves every count; see `# u0:` in the trace):", markup=False)
+        for line in report.unbacked:
+            console.print(f"  {line}", markup=False)
     opaque = report.opaque
     summary = (
         f"{report.bound_symbols} bound symbols, {len(report.ops)} distinct ops, "
@@ -66,6 +70,7 @@ def examine_json(report: ExamineReport) -> dict:
     out["prims"] = report.prims
     out["captured"] = report.captured
     out["state"] = report.state
+    out["unbacked"] = report.unbacked
     out["breaks"] = [{"line": b.line.split(":  ", 1)[0], "source": b.line.split(":  ", 1)[-1], "reason": b.reason,
                       "count": b.count} for b in report.breaks]
     return out

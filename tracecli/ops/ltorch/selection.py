@@ -12,6 +12,8 @@ decompositions: the tracer hands user code the same type, so `.values` and
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from tracecli.core import dtypes
@@ -253,13 +255,11 @@ def nonzero(input, as_tuple=False):
     positions = prims.nonzero_flat(flat)
     if input.ndim == 0:
         return (prims.mul(positions, 0),)  # a zero-dim tensor is one element at index 0
-    columns, stride = [], 1
-    for d in reversed(range(input.ndim)):
-        index = positions if stride == 1 else prims.div(positions, stride)
-        if d:
-            index = prims.remainder(index, input.shape[d])
-        columns.insert(0, index)
-        stride = stride * input.shape[d]
+    columns = []
+    for d in range(input.ndim):
+        stride = math.prod(input.shape[d + 1 :])
+        index = positions if statically_equal(stride, 1) else prims.div(positions, stride)
+        columns.append(prims.remainder(index, input.shape[d]) if d else index)
     return tuple(columns)
 
 
