@@ -18,8 +18,9 @@
 from __future__ import annotations
 
 import contextlib
+import math
 
-from tracecli.core.dims import DimEnv, symbols_in
+from tracecli.core.dims import DimEnv, SymBool, symbols_in
 from tracecli.core.printing import format_bsym, format_trace
 from tracecli.core.regions import is_region, region_problem
 from tracecli.core.symbol import BoundSymbol
@@ -137,6 +138,18 @@ def verify(trace: Trace, *, types: bool = True) -> None:
 def _example_env(trace: Trace) -> DimEnv:
     env = DimEnv()
     for info in trace.dims:
-        env.dims[info.name] = info
-        env.ranges[info.name] = (2, float("inf"))
+        if not info.unbacked:
+            env.dims[info.name] = info
+            env.ranges[info.name] = (2, float("inf"))
+    # Sizes the data decide as the tracing knew them: their ranges and the program's facts.
+    for info in trace.dims:
+        if info.unbacked:
+            env.new_unbacked(info.name, info.made_by, info.upper if info.upper is not None else math.inf, None)
+            env.dims[info.name] = info
+    for fact in trace.facts:
+        env.assume(SymBool(env, fact.op, fact.lhs, fact.rhs))
+    # A relation they leave open was settled no way a rule re-run can see (the tracing
+    # refused it, or cut the trace there): the rule is told the sizes differ, so a record
+    # that needed them equal (two counts a pass took for one) fails its check, named.
+    env.on_open = lambda open_: open_.op == "!="
     return env

@@ -2,8 +2,17 @@
 decide how each symbol runs (torch, prims, and users' own)."""
 
 from tracecli.executors import builtin
-from tracecli.executors.registry import EXECUTORS, CompiledRunError, Executor, claimed, compile_for, register_executor
+from tracecli.executors.registry import (
+    EXECUTORS,
+    CompiledRunError,
+    Executor,
+    claimed,
+    compile_for,
+    register_executor,
+    uncompiled,
+)
 
 BUILTIN = builtin.BUILTIN
 
-__all__ = ["EXECUTORS", "BUILTIN", "CompiledRunError", "Executor", "claimed", "compile_for", "register_executor"]
+__all__ = ["EXECUTORS", "BUILTIN", "CompiledRunError", "Executor", "claimed", "compile_for", "register_executor",
+           "uncompiled"]

@@ -50,13 +50,16 @@ def compile_trace(trace: Trace, globals_: dict | None = None, compile_region: Ca
     # A filename that names the trace makes tracebacks from generated code readable.
     code = compile(source, f"<trace {trace.name}>", "exec")
     scope = dict(TORCH_GLOBALS if globals_ is None else globals_)
-    scope.update(_region_namespaces(trace, globals_, compile_region))
+    spaces = _region_namespaces(trace, globals_, compile_region)
+    scope.update(spaces)
     scope.update(bindings.bound)
     exec(code, scope)  # noqa: S102 - the source is our own printer's output
     fn = scope[trace.name]
     if any(b.symbol in SETS_GRAD_MODE for b in trace.bsyms):
         fn = _grad_mode_kept(fn)
     fn.__tracecli_source__ = source
+    # Each region's function, for what an executor says of them after a run (executors/registry.py `uncompiled`).
+    fn.__tracecli_regions__ = tuple(f for space in spaces.values() for f in vars(space).values())
     return fn
 
 

@@ -138,4 +138,17 @@ def _without_autocast(fn: Callable) -> Callable:
         return fn(*args)
 
     run.__tracecli_source__ = fn.__tracecli_source__
+    run.__tracecli_regions__ = fn.__tracecli_regions__
     return run
+
+
+def uncompiled(run: Callable) -> list[tuple[str, str]]:
+    """(region, why) for each fusion region of `run` (from `compile_for`) that its
+    executor could not compile and ran as generated instead, as the torch executor runs
+    it; known once the calls that compile have run."""
+    found = []
+    for region in getattr(run, "__tracecli_regions__", ()):
+        why = getattr(region, "uncompiled", None)
+        if why:
+            found.append((region.name, why))
+    return found

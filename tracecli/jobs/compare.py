@@ -17,6 +17,7 @@ from tracecli.core.printing import format_constant
 from tracecli.core.pytree import TreeSpec, same_structure, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace, walk, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
+from tracecli.executors import uncompiled
 from tracecli.frontend.places import MISSING
 from tracecli.frontend.tracer import TracedProgram
 from tracecli.jobs.steps import EagerSteps, grads_set, trains
@@ -83,6 +84,9 @@ class RunReport:
     gradients: list[OutputCheck] = field(default_factory=list)  # with --grad: each grad_<input> against autograd's
     # Python state the entry keeps traced values in (`model.cache['cpu']`), as each run left it.
     state: list[OutputCheck] = field(default_factory=list)
+    # (region, why) for each fusion region the executor could not compile and ran as
+    # generated, as the torch executor runs it (executors/registry.py `uncompiled`).
+    uncompiled: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def match(self) -> bool:
@@ -502,6 +506,7 @@ def check_against_eager(
         report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
         restore_tensors(state, saved)
         put_back(places, found)
+    report.uncompiled = uncompiled(compiled)
     return report
 
 

@@ -30,7 +30,7 @@ from tracecli.core.rewrite import map_trace, renamer
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, written_inputs
 from tracecli.core.values import NumberValue, TensorValue
-from tracecli.executors import compile_for
+from tracecli.executors import compile_for, uncompiled
 from tracecli.frontend.state import entry_function
 from tracecli.frontend.tracer import TracedProgram, trace_callable
 from tracecli.jobs.compare import (
@@ -438,6 +438,7 @@ def check_segmented(program: TracedProgram, runner: SegmentRunner, fn: Callable,
         report.eager_ms, report.compiled_ms, report.repeat = times["eager"], times["compiled"], repeat
         restore_tensors(state, saved)
         put_back(places, found)
+    report.uncompiled = [found for compiled in runner.compiled.values() for found in uncompiled(compiled.run)]
     return report
 
 

@@ -18,6 +18,14 @@ symbolic-value mode); when the duplicate produces the parent's result, the earli
 takes over its name. Calls reading or producing a value that an INPLACE
 call overwrites are not duplicates. Bound symbols tagged CHECK, SIDE_EFFECT, RANDOM or
 INPLACE, or holding such a subsymbol, are never dropped.
+
+Sizes the data decide: a call that makes one (`t1 = ltorch.nonzero(mask)`, `i64[u0, 2]`)
+is dropped like any other when nothing reads it, and kept when something does, the
+`(u0, _) = prims.shape(t1)` that binds a size a kept call reads at any depth included
+(the binding reads `t1`). Then the size is gone from every type, and its header line
+with it. A subsymbol that makes one is never collapsed into an equal one: the sizes
+would differ in name, and a decomposition has no binding to merge them with (cse
+merges equal top-level calls, sizes and all).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from tracecli.core.trace import Trace, sizes_read
 from tracecli.passes.base import PassResult, register
 from tracecli.passes.effects import has_effect, mergeable, overwritten
 from tracecli.passes.keys import call_key
+from tracecli.passes.sizes import prune_unbacked, sizes_made, unbacked_names
 
 
 class _Counts:
@@ -41,7 +50,8 @@ class _Counts:
         self.value_map: dict[str, str] = {}
 
 
-def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) -> list[BoundSymbol]:
+def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts,
+                         unbacked: frozenset[str] = frozenset()) -> list[BoundSymbol]:
     seen: dict[tuple, BoundSymbol] = {}
     env: dict = {}
     out: list[BoundSymbol] = []
@@ -51,7 +61,7 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     for sub in subsymbols:
         if env:
             sub = map_bsym(sub, substituter(env), env)
-        if not mergeable(sub, mutated):
+        if not mergeable(sub, mutated) or (unbacked and sizes_made(sub, unbacked)):
             out.append(sub)
             continue
         outputs = list(sub.iter_outputs())
@@ -85,7 +95,8 @@ def _collapse_duplicates(subsymbols, parent_outputs: set[str], counts: _Counts) 
     return out
 
 
-def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bool = False) -> list[BoundSymbol]:
+def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bool = False,
+           unbacked: frozenset[str] = frozenset()) -> list[BoundSymbol]:
     """One backward walk: keep what is live or pinned, recurse into what is kept. In a
     symbolic trace a kept call's size reads, at any depth, keep their `prims.shape`."""
     kept: list[BoundSymbol] = []
@@ -98,8 +109,8 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bo
                 counts.subsymbols_removed += 1
             continue
         if bsym.parts and type(bsym.parts) is tuple:  # one primitive restating a call has nothing to drop
-            subs = _collapse_duplicates(bsym.subsymbols, set(outputs), counts)
-            subs = _sweep(subs, set(outputs), counts, top_level=False)
+            subs = _collapse_duplicates(bsym.subsymbols, set(outputs), counts, unbacked)
+            subs = _sweep(subs, set(outputs), counts, top_level=False, unbacked=unbacked)
             if len(subs) != len(bsym.subsymbols) or any(a is not b for a, b in zip(subs, bsym.subsymbols, strict=False)):
                 bsym = bsym.with_subsymbols(tuple(subs))
                 if is_backward(bsym):
@@ -119,8 +130,10 @@ def _sweep(bsyms, live: set[str], counts: _Counts, top_level: bool, symbolic: bo
 def dce(trace: Trace) -> PassResult:
     counts = _Counts()
     live = {v.name for v in trace.iter_outputs()}
-    bsyms = _sweep(trace.bsyms, live, counts, top_level=True, symbolic=bool(trace.dims))
+    unbacked = unbacked_names(trace)
+    bsyms = _sweep(trace.bsyms, live, counts, top_level=True, symbolic=bool(trace.dims), unbacked=unbacked)
     stats = {"removed": counts.removed, "subsymbols_removed": counts.subsymbols_removed, "collapsed": counts.collapsed}
     if not any(stats.values()):
         return PassResult(trace, False, stats)
-    return PassResult(trace.replace(bsyms=tuple(bsyms)), True, stats, counts.value_map)
+    result = trace.replace(bsyms=tuple(bsyms))
+    return PassResult(prune_unbacked(result) if unbacked else result, True, stats, counts.value_map)

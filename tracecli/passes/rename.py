@@ -14,11 +14,18 @@ Before:                               After:
 - In a symbolic trace, a size symbol takes the name of the variable that held it
   (`b, t = x.shape`: `s0` -> `b` in every type, size argument, dim and guard), before
   any value does.
+- A size the data decide that no variable held is named after the first tensor with a
+  user's name that has it as a dim, by where: the length of a vector (`vals = x[mask]`:
+  `vals_len`), the rows of anything more (`idx = mask.nonzero()`: `idx_rows`), the
+  columns of a matrix (`_cols`), else `_dim2` and so on. The tensor's name is its name
+  after this pass (`idx_1_rows` for the second value stored in `idx`); a size with no
+  such tensor keeps its `u<N>`. The header lines and facts follow.
 """
 
 from __future__ import annotations
 
-from tracecli.core.names import NameRegistry, sanitize
+from tracecli.core.dims import Dim
+from tracecli.core.names import GENERATED, NameRegistry, sanitize
 from tracecli.core.pytree import values_in
 from tracecli.core.regions import flatten_regions
 from tracecli.core.rewrite import map_trace, renamer
@@ -109,6 +116,7 @@ def _plan(trace: Trace) -> dict[str, str]:
             else:
                 kept.add(value)
     claimed.update(version_names)
+    _name_counts(trace, final, claimed)
 
     # Every other name stays unless a user name now needs it.
     in_the_way = {n for n in claimed & trace.names if n not in final and n not in kept and n not in fixed}
@@ -119,6 +127,54 @@ def _plan(trace: Trace) -> dict[str, str]:
                 if out.name in in_the_way and out.name not in final:
                     final[out.name] = registry.fresh(out.name[0] if out.name[0] in "tifbs" else "t")
     return final
+
+
+def _where(axis: int, ndim: int) -> str:
+    if ndim == 1:
+        return "len"
+    if axis == 0:
+        return "rows"
+    return "cols" if ndim == 2 else f"dim{axis}"
+
+
+def _name_counts(trace: Trace, final: dict[str, str], claimed: set[str]) -> None:
+    """Plan a name for each size the data decide that no variable held, after the first
+    tensor with a user's name that has it as a dim (named as it will be): `idx_rows`."""
+    unnamed = {info.name for info in trace.dims if info.unbacked and not info.hint}
+    if not unnamed:
+        return
+    registry = None
+    for value, named in _carriers(trace):
+        if not unnamed:
+            break
+        for axis, size in enumerate(value.shape):
+            symbol = size.as_symbol() if isinstance(size, Dim) else None
+            if symbol not in unnamed:
+                continue
+            unnamed.discard(symbol)
+            base = f"{final.get(value.name, value.name) if named else value.name}_{_where(axis, len(value.shape))}"
+            if base == symbol:
+                continue  # named so already (a second rename)
+            if registry is None:
+                registry = NameRegistry(claimed | trace.names | set(final.values()))
+            name = registry.take(base)
+            final[symbol] = name
+            claimed.add(name)
+
+
+def _carriers(trace: Trace):
+    """(tensor, whether a hint names it) in definition order, for those a user named: the
+    inputs with names of their own (a piece after a graph break is handed such tensors),
+    then each value a variable held."""
+    for value in trace.inputs:
+        if type(value) is TensorValue and not GENERATED.match(value.name):
+            yield value, False
+    for bsym in flatten_regions(trace.bsyms):
+        if bsym.name_hints:
+            outputs = {o.name: o for o in bsym.output_values() if type(o) is TensorValue}
+            for name, _ in bsym.name_hints:
+                if name in outputs:
+                    yield outputs[name], True
 
 
 @register("rename", "name values after the user's variables they were stored into")

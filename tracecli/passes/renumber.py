@@ -7,9 +7,13 @@ Before:                           After:
 Names the user chose (a value's own variable hint) are kept, even `t7`; generated
 names are renumbered around them. Top-level values come first, so the trace reads
 t0, t1, t2 ... at any --depth; subsymbol intermediates are numbered after them.
+Sizes the data decide keep their `u<N>` names in the order they were made, renumbered
+as u0, u1, ... once a pass dropped or merged some (`u0, u2` -> `u0, u1`).
 """
 
 from __future__ import annotations
+
+import re
 
 from tracecli.core.names import GENERATED
 from tracecli.core.pytree import values_in
@@ -45,10 +49,30 @@ def renumber(trace: Trace) -> PassResult:
             counters[prefix] = n + 1
             names[name] = new
             taken.add(new)
+    names.update(_counts(trace))
     names = {old: new for old, new in names.items() if old != new}
     if not names:
         return PassResult(trace, False, {"renamed": 0})
     return PassResult(map_trace(trace, renamer(names)), True, {"renamed": len(names)}, names)
+
+
+_COUNT = re.compile(r"^u(\d+)$")
+
+
+def _counts(trace: Trace) -> dict[str, str]:
+    """u<N> -> u<k>: the unbacked sizes a trace still has, numbered in the order made."""
+    sizes = [d.name for d in trace.dims if d.unbacked and _COUNT.match(d.name) and d.hint != d.name]
+    if not sizes:
+        return {}
+    taken = set(trace.names) - set(sizes)
+    names = {}
+    n = 0
+    for old in sizes:
+        while f"u{n}" in taken:
+            n += 1
+        names[old] = f"u{n}"
+        n += 1
+    return names
 
 
 def _top_level_first(bsyms) -> list[BoundSymbol]:

@@ -58,6 +58,7 @@ def _report(report: RunReport) -> dict:
         "written": [output_check_json(w) for w in report.written],
         "state": [output_check_json(k) for k in report.state],
         "gradients": [output_check_json(g) for g in report.gradients],
+        "uncompiled": [{"region": name, "why": why} for name, why in report.uncompiled],
     }
 
 

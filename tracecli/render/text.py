@@ -44,6 +44,8 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
             console.print(f"{label}: {out.problem}", markup=False)
     verdict = _verdict(report) + _state_verdict(report) + _gradients_verdict(report)
     console.print(Text(f"{_timing(report, executor)} · ").append(verdict, style="" if report.match else "bold red"))
+    for name, why in report.uncompiled:
+        console.print(f"{name}: {why}; it ran as the torch executor runs it", markup=False)
 
 
 def _state_verdict(report: RunReport) -> str:
@@ -92,6 +94,9 @@ def _ms(ms: float) -> str:
 
 
 def _timing(report: RunReport, executor: str) -> str:
+    if report.uncompiled:
+        # What the executor did not compile ran as the torch executor runs it: said where the executor is named.
+        executor += f"; {', '.join(name for name, _ in report.uncompiled)} run by torch, uncompiled"
     if report.eager_ms is None:
         return f"compiled ({executor}), not timed"
     line = f"eager {_ms(report.eager_ms)} · compiled ({executor}) {_ms(report.compiled_ms)}"
