@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from tracecli.core.dims import Dim, is_placeholder, pop_unbacked_maker, push_unbacked_maker
+from tracecli.core.dims import Dim, SymBool, is_placeholder, pop_unbacked_maker, push_unbacked_maker
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import rebuild_tuple
 from tracecli.core.symbol import BoundSymbol, Symbol, pop_handler, push_handler
@@ -222,6 +222,10 @@ def _same_constant(a: object, b: object) -> bool:
         return True  # an object with no equality but identity (one an opaque call made each run)
     try:
         same = a == b
+        if isinstance(same, SymBool):
+            # Two sizes the data decide that no fact makes equal: the verifier's sizes
+            # answer that they differ (core/verify.py), so a binding of the wrong one fails.
+            same = bool(same)
     except Exception:
         return True
     return same if isinstance(same, bool) else True

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 
 from tracecli.core.dims import DimEnv, SymBool, symbols_in
 from tracecli.core.printing import format_bsym, format_trace
@@ -144,7 +143,7 @@ def _example_env(trace: Trace) -> DimEnv:
     # Sizes the data decide as the tracing knew them: their ranges and the program's facts.
     for info in trace.dims:
         if info.unbacked:
-            env.new_unbacked(info.name, info.made_by, info.upper if info.upper is not None else math.inf, None)
+            env.new_unbacked(info.name, info.made_by, info.upper, None)
             env.dims[info.name] = info
     for fact in trace.facts:
         env.assume(SymBool(env, fact.op, fact.lhs, fact.rhs))

@@ -45,7 +45,7 @@ def print_report(console: Console, report: RunReport, executor: str = "torch exe
     verdict = _verdict(report) + _state_verdict(report) + _gradients_verdict(report)
     console.print(Text(f"{_timing(report, executor)} · ").append(verdict, style="" if report.match else "bold red"))
     for name, why in report.uncompiled:
-        console.print(f"{name}: {why}; it ran as the torch executor runs it", markup=False)
+        console.print(f"{name}: {why}; it ran as the torch executor runs it", markup=False, soft_wrap=True)
 
 
 def _state_verdict(report: RunReport) -> str:
