@@ -24,7 +24,12 @@ region: nothing moves across them. When the trace writes anything in place, view
 not fused at all, so a write through a view never meets a copy made by a compiler.
 
 A region's arguments are what its members read from outside (with the size symbols
-they use, in a symbolic trace), its outputs only the member results read after it. A
+they use, in a symbolic trace), its outputs only the member results read after it.
+A call that makes a size the data decide (`nonzero`, `x[mask]`) is fusible like any
+other: inductor compiles such a region as one graph, the count captured
+(executors/inductor.py), and runs one it cannot compile as generated, saying so. Its
+size is bound after the region, from an output, before anything reads it: a member never
+reads a size a member makes, so a region never takes a size it makes. A
 region of one call, or one whose results nothing reads (dead code, for dce), is left
 as it was. `fuse:inductor` names the executor the regions
 are for (their namespace); `inductor` is the only one so far, and the default.
