@@ -29,15 +29,15 @@ MIN_SYMBOLIC = {
     "fft_windows": 76, "indexing": 127, "indexing_scatter": 146, "inplace": 41, "library": 6, "linalg": 155,
     "linalg_decompositions": 86, "linalg_products": 85, "linalg_solvers": 108, "logical": 57, "losses": 102,
     "movement": 109, "movement_joins": 37, "nn": 84, "pooling": 73, "reductions": 327, "reductions_norms": 106,
-    "reductions_order": 113, "sampling": 13, "selection": 144, "shapes": 145, "state": 4,
+    "reductions_order": 113, "sampling": 13, "selection": 149, "shapes": 145, "state": 4,
 }
 MIN_SYMBOLIC_SAMPLED = {
     "activations": 45, "attention": 6, "autograd": 0, "checks": 0, "conv": 5, "conversions": 12, "elementwise": 201,
     "elementwise_binary": 47, "elementwise_special": 30, "elementwise_unary": 100, "factories": 20, "fft": 26,
-    "fft_windows": 10, "indexing": 22, "indexing_scatter": 27, "inplace": 10, "library": 3, "linalg": 35,
+    "fft_windows": 10, "indexing": 23, "indexing_scatter": 27, "inplace": 10, "library": 3, "linalg": 35,
     "linalg_decompositions": 18, "linalg_products": 14, "linalg_solvers": 22, "logical": 9, "losses": 7,
     "movement": 16, "movement_joins": 8, "nn": 20, "pooling": 13, "reductions": 51, "reductions_norms": 20,
-    "reductions_order": 17, "sampling": 7, "selection": 24, "shapes": 28, "state": 0,
+    "reductions_order": 17, "sampling": 7, "selection": 30, "shapes": 28, "state": 0,
 }
 
 
