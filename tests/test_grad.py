@@ -167,6 +167,15 @@ def test_op_matrix_gradients_match_torch_autograd(family):
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_reduction_over_a_size_the_data_decide_gets_its_gradient():
+    # The backward broadcasts the cotangent of the sum back to u0 elements: it reads u0
+    # off the positions it was handed (a binding of its own), or the number the forward bound.
+    x = torch.randn(4, 5, dtype=torch.float64)
+    _grads_match(lambda x: x[x > 0].sum() * 2, x)
+    _grads_match(lambda x: torch.masked_select(x, x < 0.5).mean(), x)
+    _grads_match(lambda x, r: x.repeat_interleave(r, dim=0).sum(), x, torch.tensor([2, 0, 1, 3]))
+
+
 def test_attention_rows_the_mask_hides_entirely_get_zero_gradients():
     # The softmax of a fully masked row is 0 / 0 inside, which the result masks away; its
     # gradient must not carry the NaN (torch's _safe_softmax gives those rows zeros).

@@ -195,6 +195,77 @@ SELECT = """
 """
 
 
+UNIQUE_KINDS = """
+    import torch
+
+
+    def select_positive(x, w):
+        h = torch.relu(x @ w)
+        keep = h.sum(dim=1) > 0.5
+        rows = h[keep]
+        idx = torch.nonzero(keep).squeeze(1)
+        return rows.mean(dim=0) * 2, idx, torch.unique(idx % 3)
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        w = torch.randn(4, 3)
+        for n in (6, 6, 9, 6):
+            out, idx, kinds = select_positive(torch.randn(n, 4), w)
+            print(len(idx), kinds.tolist())
+"""
+
+
+def test_sizes_the_data_decide_cut_nothing(cli, tmp_path):
+    # x[mask], nonzero and unique give sizes the data decide (u0, u1, u2): the one trace
+    # serves every count, so nothing runs eagerly and --fullgraph has nothing to refuse.
+    path = write(tmp_path, "select.py", UNIQUE_KINDS)
+    result = cli("run", path, "--dynamic", "--no-timing", "--color", "never", "--fullgraph")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "# u2: the count of distinct values, in torch.functional.unique  (select.py:10  return rows.mean(dim=0) " \
+           "* 2, idx, torch.unique(idx % 3)); 0 <= u2 <= u1" in out
+    assert "runs eagerly" not in out and "segment" not in out
+    assert "1 trace for 4 calls; every call matches eager" in out
+    examined = cli("examine", path, "--format", "json")
+    assert examined.exit_code == 0, examined.output
+    assert json.loads(examined.stdout)["breaks"] == []
+
+
+CLASS_MEANS = """
+    import torch
+
+
+    def class_means(x, y):
+        means = [x[y == c].mean(0) for c in torch.unique(y)]
+        return torch.stack(means)
+
+
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        for k in (4, 4, 2):
+            print(class_means(torch.randn(10, 3), torch.randint(0, k, (10,))).shape)
+"""
+
+
+def test_a_call_that_needs_a_count_the_data_decide_runs_eagerly(cli, tmp_path):
+    # Iterating unique's u0 values unbinds u0 rows: that call runs eagerly on the real
+    # values, and the loop's body is traced after it, once per class the data have.
+    path = write(tmp_path, "means.py", CLASS_MEANS)
+    result = cli("run", path, "--no-timing", "--color", "never")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "means.py:6:  means = [x[y == c].mean(0) for c in torch.unique(y)]  (Tensor.unbind needs to know " \
+           "whether u0 >= 1; it runs eagerly)" in out
+    assert "u0: the count of distinct values" in out and "differ" not in out
+    assert "class_means: 3 calls" in out
+    refused = cli("run", path, "--fullgraph")
+    assert_user_error(refused, "means.py:6:", "Tensor.unbind needs to know whether u0 >= 1; u0 (the count of "
+                                              "distinct values, in torch.functional.unique at means.py:6) is "
+                                              "decided by the data")
+    assert "torch._check(u0 >= 1)" in refused.stderr
+
+
 @pytest.mark.parametrize("executor", ["torch", "inductor"])
 def test_a_call_tracing_cannot_follow_runs_eagerly_between_segments(cli, tmp_path, executor):
     # x[mask] and nonzero are traced, their sizes the data's (u0, u1); histogram has no
@@ -438,12 +509,12 @@ HANDED_ON = {
             return torch.randn(4, 4), torch.randn(4, 4)
     """,
     # A call run eagerly makes x's sizes numbers: x * 2 is handed to it typed so.
-    "unique.py": """
+    "histogram.py": """
         import torch
 
 
         def f(x):
-            u = torch.unique(x * 2)
+            u = torch.histogram(x * 2, torch.tensor([-9.0, 0.0, 9.0])).hist
             return u.sum()
 
 
@@ -458,7 +529,7 @@ HANDED_ON = {
 
         def f(x):
             y = x.reshape(x.shape[0] * x.shape[1]) + 1
-            u = torch.unique(x * 2)
+            u = torch.histogram(x * 2, torch.tensor([-9.0, 0.0, 9.0])).hist
             return u.sum() + y.sum()
 
 

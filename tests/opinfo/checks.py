@@ -9,7 +9,7 @@ import torch
 from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
 from torch.testing._internal.opinfo.core import OpInfo
 
-from tracecli.core.dims import shape_matches
+from tracecli.core.dims import Dim, evaluate, shape_matches
 from tracecli.core.dtypes import DType
 from tracecli.core.pytree import TreeSpec, tree_flatten, tree_leaves, tree_map
 from tracecli.core.trace import Trace
@@ -66,6 +66,8 @@ def recorded_types(level: str, trace: Trace, inputs: list, seed: int) -> None:
     def executed(leaf):
         if isinstance(leaf, (TensorValue, NumberValue)):
             return env[leaf.name]
+        if isinstance(leaf, Dim):  # a size read where it was bound (`(u0,) = prims.shape(t7)`)
+            return evaluate(leaf, {name: v for name, v in env.items() if isinstance(v, int)})
         return TO_TORCH[leaf] if isinstance(leaf, DType) else leaf
 
     torch.manual_seed(seed)

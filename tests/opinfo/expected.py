@@ -17,39 +17,40 @@ TORCH_VERSION = "2.13"
 MODELED = frozenset("""
 H T __getitem__ __radd__ __rand__ __rdiv__ __rmatmul__ __rmod__ __rmul__ __ror__ __rpow__ __rsub__
 __rxor__ abs acos acosh add addbmm addcdiv addcmul addmm addmm.decomposed addmv addr alias_copy all
-amax amin aminmax angle any arange argmax argmin argsort asin asinh atan atan2 atanh atleast_1d
-atleast_2d atleast_3d baddbmm bfloat16 bitwise_and bitwise_left_shift bitwise_not bitwise_or
-bitwise_right_shift bitwise_xor block_diag bmm bmm.triton_optimized bool broadcast_shapes
-broadcast_tensors broadcast_to bucketize byte cartesian_prod cat cdist ceil char cholesky
-cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone column_stack combinations conj
-conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cross cummax cummin cumprod
-cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma dist div.floor_rounding
-div.no_rounding_mode div.trunc_rounding dot double dsplit dstack einsum empty empty_like eq erf erfc
-erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2 fft.fftn fft.fftshift
-fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift fft.ihfft fft.ihfft2
-fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten flip fliplr flipud
-float float_power floor floor_divide fmax fmin fmod frac full full_like gather gcd ge geqrf gt half
-heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
-index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod index_select inner int
-isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp lgamma linalg.cholesky
-linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.diagonal linalg.eig linalg.eigh
-linalg.eigvals linalg.eigvalsh linalg.householder_product linalg.inv linalg.inv_ex linalg.ldl_factor
-linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq linalg.lstsq.grad_oriented linalg.lu
-linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve linalg.matrix_power linalg.matrix_rank
-linalg.matrix_rank.hermitian linalg.multi_dot linalg.norm linalg.norm.subgradients_at_zero
-linalg.pinv linalg.pinv.hermitian linalg.pinv.singular linalg.qr linalg.slogdet linalg.solve
-linalg.solve_ex linalg.solve_triangular linalg.svd linalg.svdvals linalg.tensorinv
-linalg.tensorsolve linalg.vander linalg.vecdot linalg.vector_norm linspace linspace.tensor_overload
-log log10 log1p log2 log_softmax log_softmax.with_dtype logaddexp logaddexp2 logcumsumexp logdet
-logical_and logical_not logical_or logical_xor logit logspace logspace.tensor_overload logsumexp
-long lt lu lu_solve lu_unpack mH mT masked.amax masked.amin masked.argmax masked.argmin
-masked.cumprod masked.cumsum masked.log_softmax masked.logaddexp masked.logsumexp masked.mean
-masked.median masked.norm masked.normalize masked.prod masked.softmax masked.softmin masked.std
-masked.sum masked.var masked_fill masked_scatter matmul matrix_exp max.binary max.reduction_no_dim
-max.reduction_with_dim maximum mean median meshgrid.list_of_tensors meshgrid.variadic_tensors
-min.binary min.reduction_no_dim min.reduction_with_dim minimum mm mode movedim msort mul mv
-nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg new_empty new_full new_ones
-new_zeros nextafter nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
+amax amin aminmax angle any arange argmax argmin argsort argwhere asin asinh atan atan2 atanh
+atleast_1d atleast_2d atleast_3d baddbmm bfloat16 bincount bitwise_and bitwise_left_shift
+bitwise_not bitwise_or bitwise_right_shift bitwise_xor block_diag bmm bmm.triton_optimized bool
+broadcast_shapes broadcast_tensors broadcast_to bucketize byte cartesian_prod cat cdist ceil char
+cholesky cholesky_inverse cholesky_solve chunk clamp clamp_max clamp_min clone column_stack
+combinations conj conj_physical constant_pad_nd contiguous copysign cos cosh count_nonzero cross
+cummax cummin cumprod cumsum deg2rad diag diag_embed diagflat diagonal diagonal_copy diff digamma
+dist div.floor_rounding div.no_rounding_mode div.trunc_rounding dot double dsplit dstack einsum
+empty empty_like eq erf erfc erfinv exp exp2 expand expand_as expand_copy expm1 eye fft.fft fft.fft2
+fft.fftn fft.fftshift fft.hfft fft.hfft2 fft.hfftn fft.ifft fft.ifft2 fft.ifftn fft.ifftshift
+fft.ihfft fft.ihfft2 fft.ihfftn fft.irfft fft.irfft2 fft.irfftn fft.rfft fft.rfft2 fft.rfftn flatten
+flip fliplr flipud float float_power floor floor_divide fmax fmin fmod frac full full_like gather
+gcd ge geqrf gt half heaviside histc hsplit hstack hypot i0 igamma igammac index_add index_copy
+index_fill index_put index_reduce.amax index_reduce.amin index_reduce.mean index_reduce.prod
+index_select inner int isfinite isinf isnan isneginf isposinf isreal kron kthvalue lcm ldexp le lerp
+lgamma linalg.cholesky linalg.cholesky_ex linalg.cond linalg.cross linalg.det linalg.diagonal
+linalg.eig linalg.eigh linalg.eigvals linalg.eigvalsh linalg.householder_product linalg.inv
+linalg.inv_ex linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.lstsq
+linalg.lstsq.grad_oriented linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve
+linalg.matrix_power linalg.matrix_rank linalg.matrix_rank.hermitian linalg.multi_dot linalg.norm
+linalg.norm.subgradients_at_zero linalg.pinv linalg.pinv.hermitian linalg.pinv.singular linalg.qr
+linalg.slogdet linalg.solve linalg.solve_ex linalg.solve_triangular linalg.svd linalg.svdvals
+linalg.tensorinv linalg.tensorsolve linalg.vander linalg.vecdot linalg.vector_norm linspace
+linspace.tensor_overload log log10 log1p log2 log_softmax log_softmax.with_dtype logaddexp
+logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor logit logspace
+logspace.tensor_overload logsumexp long lt lu lu_solve lu_unpack mH mT masked.amax masked.amin
+masked.argmax masked.argmin masked.cumprod masked.cumsum masked.log_softmax masked.logaddexp
+masked.logsumexp masked.mean masked.median masked.norm masked.normalize masked.prod masked.softmax
+masked.softmin masked.std masked.sum masked.var masked_fill masked_scatter masked_select matmul
+matrix_exp max.binary max.reduction_no_dim max.reduction_with_dim maximum mean median
+meshgrid.list_of_tensors meshgrid.variadic_tensors min.binary min.reduction_no_dim
+min.reduction_with_dim minimum mm mode movedim msort mul mv nan_to_num nanmean nanmedian nanquantile
+nansum narrow_copy ne neg new_empty new_full new_ones new_zeros nextafter
+nn.functional.adaptive_avg_pool1d nn.functional.adaptive_avg_pool2d
 nn.functional.adaptive_avg_pool3d nn.functional.adaptive_max_pool1d
 nn.functional.adaptive_max_pool2d nn.functional.adaptive_max_pool3d nn.functional.avg_pool1d
 nn.functional.avg_pool2d nn.functional.avg_pool3d nn.functional.batch_norm nn.functional.bilinear
@@ -66,40 +67,41 @@ nn.functional.linear_cross_entropy nn.functional.local_response_norm nn.function
 nn.functional.margin_ranking_loss nn.functional.max_pool1d nn.functional.max_pool2d
 nn.functional.max_pool3d nn.functional.mish nn.functional.mse_loss
 nn.functional.multi_head_attention_forward nn.functional.multilabel_soft_margin_loss
-nn.functional.nll_loss nn.functional.normalize nn.functional.pad.circular nn.functional.pad.constant
-nn.functional.pad.reflect nn.functional.pad.replicate nn.functional.pad.replicate_negative
-nn.functional.pixel_shuffle nn.functional.pixel_unshuffle nn.functional.poisson_nll_loss
-nn.functional.prelu nn.functional.relu nn.functional.relu6 nn.functional.rms_norm
-nn.functional.scaled_dot_product_attention nn.functional.selu nn.functional.silu
-nn.functional.silu.complex nn.functional.smooth_l1_loss nn.functional.soft_margin_loss
-nn.functional.softmin nn.functional.softmin.with_dtype nn.functional.softplus
-nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink nn.functional.threshold
-nn.functional.unfold nn.functional.upsample_nearest nonzero_static norm norm.fro norm.inf normal
-normal.number_mean ones ones_like ormqr outer pca_lowrank permute permute_copy pinverse
-polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2 polygamma.polygamma_n_3
-polygamma.polygamma_n_4 positive pow prod put qr quantile rad2deg rand_like randint randint_like
-randn randn_like ravel real reciprocal remainder renorm repeat repeat_interleave reshape reshape_as
-resolve_conj resolve_neg roll rot90 round round.decimals_0 round.decimals_3 round.decimals_neg_3
-rsqrt rsub scalar_tensor scatter scatter_add scatter_reduce.amax scatter_reduce.amin
-scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum searchsorted select sgn short sigmoid
-sign signal.windows.bartlett signal.windows.blackman signal.windows.cosine
-signal.windows.exponential signal.windows.gaussian signal.windows.general_cosine
-signal.windows.general_hamming signal.windows.hamming signal.windows.hann signal.windows.kaiser
-signal.windows.nuttall signbit sin sinc sinh softmax softmax.with_dtype sort special.airy_ai
-special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
-special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
-special.chebyshev_polynomial_w special.entr special.erfcx special.hermite_polynomial_h
-special.hermite_polynomial_he special.i0e special.i1 special.i1e special.laguerre_polynomial_l
-special.legendre_polynomial_p special.log_ndtr special.modified_bessel_i0 special.modified_bessel_i1
-special.modified_bessel_k0 special.modified_bessel_k1 special.ndtr special.ndtri
-special.polygamma.special_polygamma_n_0 special.scaled_modified_bessel_k0
-special.scaled_modified_bessel_k1 special.shifted_chebyshev_polynomial_t
-special.shifted_chebyshev_polynomial_u special.shifted_chebyshev_polynomial_v
-special.shifted_chebyshev_polynomial_w special.spherical_bessel_j0 special.xlog1py special.zeta
-split split.list_args split_with_sizes split_with_sizes_copy sqrt square squeeze squeeze.multiple
-squeeze_copy stack std std.unbiased std_mean std_mean.unbiased sub sum svd svd_lowrank t t_copy take
-take_along_dim tan tanh tensordot tile topk trace transpose transpose_copy triangular_solve tril
-tril_indices triu triu_indices true_divide trunc unbind unbind_copy unflatten unfold unfold_copy
+nn.functional.nll_loss nn.functional.normalize nn.functional.one_hot nn.functional.pad.circular
+nn.functional.pad.constant nn.functional.pad.reflect nn.functional.pad.replicate
+nn.functional.pad.replicate_negative nn.functional.pixel_shuffle nn.functional.pixel_unshuffle
+nn.functional.poisson_nll_loss nn.functional.prelu nn.functional.relu nn.functional.relu6
+nn.functional.rms_norm nn.functional.scaled_dot_product_attention nn.functional.selu
+nn.functional.silu nn.functional.silu.complex nn.functional.smooth_l1_loss
+nn.functional.soft_margin_loss nn.functional.softmin nn.functional.softmin.with_dtype
+nn.functional.softplus nn.functional.softshrink nn.functional.softsign nn.functional.tanhshrink
+nn.functional.threshold nn.functional.unfold nn.functional.upsample_nearest nonzero nonzero_static
+norm norm.fro norm.inf normal normal.number_mean ones ones_like ormqr outer pca_lowrank permute
+permute_copy pinverse polygamma.polygamma_n_0 polygamma.polygamma_n_1 polygamma.polygamma_n_2
+polygamma.polygamma_n_3 polygamma.polygamma_n_4 positive pow prod put qr quantile rad2deg rand_like
+randint randint_like randn randn_like ravel real reciprocal remainder renorm repeat
+repeat_interleave reshape reshape_as resolve_conj resolve_neg roll rot90 round round.decimals_0
+round.decimals_3 round.decimals_neg_3 rsqrt rsub scalar_tensor scatter scatter_add
+scatter_reduce.amax scatter_reduce.amin scatter_reduce.mean scatter_reduce.prod scatter_reduce.sum
+searchsorted select sgn short sigmoid sign signal.windows.bartlett signal.windows.blackman
+signal.windows.cosine signal.windows.exponential signal.windows.gaussian
+signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
+signal.windows.hann signal.windows.kaiser signal.windows.nuttall signbit sin sinc sinh softmax
+softmax.with_dtype sort special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0
+special.bessel_y1 special.chebyshev_polynomial_t special.chebyshev_polynomial_u
+special.chebyshev_polynomial_v special.chebyshev_polynomial_w special.entr special.erfcx
+special.hermite_polynomial_h special.hermite_polynomial_he special.i0e special.i1 special.i1e
+special.laguerre_polynomial_l special.legendre_polynomial_p special.log_ndtr
+special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
+special.modified_bessel_k1 special.ndtr special.ndtri special.polygamma.special_polygamma_n_0
+special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1
+special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
+special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w
+special.spherical_bessel_j0 special.xlog1py special.zeta split split.list_args split_with_sizes
+split_with_sizes_copy sqrt square squeeze squeeze.multiple squeeze_copy stack std std.unbiased
+std_mean std_mean.unbiased sub sum svd svd_lowrank t t_copy take take_along_dim tan tanh tensordot
+tile topk trace transpose transpose_copy triangular_solve tril tril_indices triu triu_indices
+true_divide trunc unbind unbind_copy unflatten unfold unfold_copy unique unique_consecutive
 unravel_index unsafe_split unsqueeze unsqueeze_copy var var.unbiased var_mean var_mean.unbiased vdot
 view view_as view_copy vsplit vstack where xlogy zeros zeros_like
 """.split())
@@ -115,13 +117,11 @@ NOT_MODELED = {
     "_unsafe_masked_index_put_accumulate": ("opaque", "torch._unsafe_masked_index_put_accumulate"),
     "_upsample_bilinear2d_aa": ("opaque", "torch.ops.aten._upsample_bilinear2d_aa"),
     "allclose": ("refused", "torch.allclose: its output depends on tensor values"),
-    "argwhere": ("refused", "torch.argwhere: its output depends on tensor values"),
     "as_strided": ("opaque", "torch.as_strided"),
     "as_strided.partial_views": ("opaque", "torch.as_strided"),
     "as_strided_copy": ("opaque", "torch.as_strided_copy"),
     "as_strided_scatter": ("opaque", "torch.as_strided_scatter"),
     "bernoulli": ("opaque", "torch.bernoulli"),
-    "bincount": ("refused", "torch.bincount: its output depends on tensor values"),
     "cauchy": ("opaque", "torch.Tensor.cauchy_"),
     "cdouble": ("opaque", "torch.Tensor.cdouble"),
     "cfloat": ("opaque", "torch.Tensor.cfloat"),
@@ -156,7 +156,6 @@ NOT_MODELED = {
     "jiterator_unary": ("skipped", "eager refuses every sample"),
     "linalg.matrix_norm": ("opaque", "torch.linalg.matrix_norm"),
     "log_normal": ("opaque", "torch.Tensor.log_normal_"),
-    "masked_select": ("refused", "torch.masked_select: its output depends on tensor values"),
     "max_pool2d_with_indices_backward": ("opaque", "torch.ops.aten.max_pool2d_with_indices_backward.default"),
     "multinomial": ("opaque", "torch.multinomial"),
     "mvlgamma.mvlgamma_p_1": ("opaque", "torch.mvlgamma"),
@@ -199,14 +198,12 @@ NOT_MODELED = {
     "nn.functional.max_unpool3d.grad": ("opaque", "torch._C._nn.max_unpool3d"),
     "nn.functional.multi_margin_loss": ("opaque", "torch._C._nn.multi_margin_loss"),
     "nn.functional.multilabel_margin_loss": ("opaque", "torch._C._nn.multilabel_margin_loss"),
-    "nn.functional.one_hot": ("refused", "torch.nn.functional.one_hot: its output depends on tensor values"),
     "nn.functional.pairwise_distance": ("opaque", "torch.pairwise_distance"),
     "nn.functional.pdist": ("opaque", "torch.pdist"),
     "nn.functional.rrelu": ("opaque", "torch.nn.functional.rrelu"),
     "nn.functional.triplet_margin_loss": ("opaque", "torch.triplet_margin_loss"),
     "nn.functional.triplet_margin_with_distance_loss": ("opaque", "torch.pairwise_distance"),
     "nn.functional.upsample_bilinear": ("opaque", "torch.nn.functional.interpolate"),
-    "nonzero": ("refused", "torch.nonzero: its output depends on tensor values"),
     "norm.nuc": ("opaque", "torch.norm"),
     "normal.in_place": ("opaque", "torch.Tensor.normal_"),
     "polar": ("opaque", "torch.polar"),
@@ -228,8 +225,6 @@ NOT_MODELED = {
     "trapezoid": ("opaque", "torch.trapezoid"),
     "trapz": ("opaque", "torch.trapz"),
     "uniform": ("opaque", "torch.Tensor.uniform_"),
-    "unique": ("refused", "torch.unique: its output depends on tensor values"),
-    "unique_consecutive": ("refused", "torch.unique_consecutive: its output depends on tensor values"),
     "unsafe_chunk": ("opaque", "torch.unsafe_chunk"),
     "view_as_complex": ("opaque", "torch.view_as_complex"),
     "view_as_real": ("opaque", "torch.view_as_real"),

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from tests.ops.harness import SEED, Case, T
+from tests.ops.harness import SEED, Case, T, data_sizes
 from tests.ops.symbolic_matrix import FAMILIES, family_cases
+from tracecli.core.dims import evaluate
 from tracecli.core.grad_contract import verify_grad_contract
 from tracecli.core.pytree import tree_leaves
 from tracecli.core.values import TensorValue
@@ -87,7 +88,9 @@ def check(case: Case) -> GradResult:
         verify(traces.backward)
         verify_grad_contract(traces.forward, traces.backward)
         gen = torch.Generator().manual_seed(SEED + 1)
-        cotangents = [torch.randn(tuple(c.shape), generator=gen, dtype=torch.float64).to(_torch_dtype(c))
+        sizes = _data_sizes(case, trace, args)
+        cotangents = [torch.randn(tuple(evaluate(d, sizes) for d in c.shape), generator=gen,
+                                  dtype=torch.float64).to(_torch_dtype(c))
                       for c in traces.cotangents]
         torch.manual_seed(SEED)
         _, grads = run_grad(traces, [a.clone() if isinstance(a, torch.Tensor) else a for a in program.inputs],
@@ -122,6 +125,15 @@ def check(case: Case) -> GradResult:
     if not problems:
         return GradResult("pass")
     return GradResult("edge" if edge else "mismatch", "; ".join(problems))
+
+
+def _data_sizes(case: Case, trace, args: tuple) -> dict[str, int]:
+    """What each size the data decide (`u0`) is on these arguments, read off eager's
+    outputs: the cotangents of such outputs are shaped so."""
+    if not any(info.unbacked for info in trace.dims):
+        return {}
+    with torch.no_grad():
+        return dict(data_sizes(trace, case.fn(*(a.clone() if isinstance(a, torch.Tensor) else a for a in args))))
 
 
 def _torch_dtype(value: TensorValue) -> torch.dtype:

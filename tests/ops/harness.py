@@ -123,8 +123,9 @@ class Case:
     random: bool = False
     exact: bool = False  # bitwise equal to eager, not just within tolerance
 
-    def make_args(self) -> tuple:
-        gen = torch.Generator().manual_seed(SEED)
+    def make_args(self, draw: int = 0) -> tuple:
+        """The arguments; another `draw` gives the random ones new values (same shapes)."""
+        gen = torch.Generator().manual_seed(SEED + draw)
         return tuple(a.make(gen) if isinstance(a, (T, L)) else a for a in self.args)
 
 
@@ -194,6 +195,8 @@ def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
         """A leaf of an argument as the executors pass it: values loaded, IR dtypes as torch's."""
         if isinstance(leaf, (TensorValue, NumberValue)):
             return env[leaf.name]
+        if isinstance(leaf, Dim):  # a size read where it was bound (`(u0,) = prims.shape(t7)`)
+            return evaluate(leaf, {name: v for name, v in env.items() if isinstance(v, int)})
         return TO_TORCH[leaf] if isinstance(leaf, DType) else leaf
 
     torch.manual_seed(SEED)
@@ -206,8 +209,8 @@ def _check_recorded_types(trace: Trace, inputs: list, random: bool) -> None:
             if isinstance(value, TensorValue):
                 got = (tuple(obj.shape), obj.dtype)
                 want = (value.shape, TO_TORCH[value.dtype])
-                assert shape_matches(value.shape, got[0], sizes) and got[1] == want[1], \
-                    f"{bsym.symbol.qualname} records {value.name} as {want}, its impl gives {got}"
+                assert shape_matches(value.shape, got[0], sizes) and got[1] == want[1], (
+                    f"{bsym.symbol.qualname} records {value.name} as {want}, its impl gives {got}")
                 env[value.name] = obj
             elif isinstance(value, NumberValue):
                 env[value.name] = obj
@@ -255,21 +258,50 @@ def check_case(case: Case) -> None:
 
     # Trace outputs must say what eager returns, before any executor runs.
     expected = _run(case.fn, args, case.random)
-    sizes: dict[str, int] = {}  # what each size the data decide is in eager's results
-    for value, e in zip(tree_leaves(trace.output), tree_leaves(expected), strict=True):
-        assert isinstance(value, TensorValue) and isinstance(e, torch.Tensor)
-        assert shape_matches(value.shape, tuple(e.shape), sizes) and TO_TORCH[value.dtype] == e.dtype, \
-            "traced output type differs"
+    data_sizes(trace, expected)
 
     _check_recorded_types(trace, program.inputs, case.random)
     _check_recorded_types(lowered, program.inputs, case.random)
-    for level, t in (("ltorch", trace), ("prims", lowered)):
-        actual = _run(compile_trace(t), program.inputs, case.random)
+    compiled = [(level, t, compile_trace(t)) for level, t in (("ltorch", trace), ("prims", lowered))]
+    for level, t, fn in compiled:
+        actual = _run(fn, program.inputs, case.random)
         assert_matches(level, t, expected, actual, exact=case.exact)
+    if any(info.unbacked for info in trace.dims):
+        check_draws(case, program, compiled)
 
     if symbolic_sampled(case):
         result = symbolic_result(case)
         assert result.kind != "mismatch", f"the symbolic trace is wrong where its guards accept: {result.detail}"
+
+
+def data_sizes(trace: Trace, expected) -> tuple[tuple[str, int], ...]:
+    """The trace's outputs checked against what eager returned: the same dtypes and
+    shapes, each size the data decide (`u0`) standing for what it is in this run; and
+    those sizes, by name."""
+    sizes: dict[str, int] = {}
+    for value, e in zip(tree_leaves(trace.output), tree_leaves(expected), strict=True):
+        assert isinstance(value, TensorValue) and isinstance(e, torch.Tensor)
+        assert shape_matches(value.shape, tuple(e.shape), sizes) and TO_TORCH[value.dtype] == e.dtype, (
+            f"traced output type differs: {value.shape} {value.dtype.name} vs eager's {tuple(e.shape)} {e.dtype}")
+    return tuple(sorted(sizes.items()))
+
+
+# How many more draws of a case's random inputs a trace with sizes the data decide serves.
+DRAWS = 3
+
+
+def check_draws(case: Case, program: TracedProgram, compiled: list) -> set[tuple]:
+    """The one trace (at both levels) run on new draws of the case's inputs, which select
+    other counts, each against eager; returns the sizes the data decided in each draw."""
+    seen = set()
+    for draw in range(DRAWS + 1):
+        args = case.make_args(draw)
+        expected = _run(case.fn, args, case.random)
+        seen.add(data_sizes(program.trace, expected))
+        inputs = program.inputs_for(args, {})
+        for level, t, fn in compiled:
+            assert_matches(f"{level} (draw {draw})", t, expected, _run(fn, inputs, case.random), exact=case.exact)
+    return seen
 
 
 # --- symbolic shapes: how far one trace of a case goes ----------------------------------------

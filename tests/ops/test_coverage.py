@@ -85,11 +85,11 @@ EXPECTED_FAMILIES = _by_name({
     "movement": "split chunk unbind stack unflatten repeat repeat_interleave triu tril diff flip roll rot90 "
                 "tril_indices triu_indices",
     "movement_joins": "hstack vstack dstack column_stack block_diag cartesian_prod combinations kron",
-    "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill narrow",
+    "indexing": "getitem index_select gather take_along_dim take one_hot masked_fill masked_select narrow",
     "indexing_scatter": "scatter scatter_add scatter_reduce index_add index_copy index_fill index_reduce index_put put "
                         "masked_scatter masked_scatter_ index_fill_ embedding_bag",
-    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static nonzero "
-                 "argwhere",
+    "selection": "max min argmax argmin sort argsort topk searchsorted bucketize histc nonzero_static nonzero argwhere "
+                 "unique unique_consecutive bincount",
     "linalg": "matmul linear addmm baddbmm outer einsum mv dot vdot addmv addbmm addr bilinear",
     "linalg_products": "tensordot inner linalg_multi_dot chain_matmul linalg_matrix_power linalg_vecdot linalg_cross cross "
                        "linalg_vander linalg_diagonal cdist",
@@ -142,9 +142,10 @@ EXPECTED_PRIM_FAMILIES = _by_name({
     "reductions": "sum prod amax amin max_all min_all var cumsum cumprod logcumsumexp cummax cummin",
     "reductions_order": "median nanmedian mode kthvalue",
     "shapes": "broadcast_in_dim reshape transpose flip slice cat pad slice_scatter shape",
-    "indexing": "take gather index_put",
+    "indexing": "take gather index_put one_hot",
+    "movement": "repeat_index",
     "indexing_scatter": "scatter scatter_add scatter_reduce",
-    "selection": "argmax argmin sort topk searchsorted histc nonzero nonzero_flat",
+    "selection": "argmax argmin sort topk searchsorted histc nonzero nonzero_flat unique unique_consecutive bincount",
     "linalg": "matmul",
     "linalg_products": "vander cdist",
     "linalg_solvers": "det slogdet inv inv_ex matrix_exp solve solve_ex solve_triangular triangular_solve cholesky_solve "

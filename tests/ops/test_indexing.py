@@ -1,9 +1,10 @@
-"""The indexing ops: getitem (ints, slices, None, Ellipsis, index tensors and lists),
-index_select, gather, take_along_dim, take, one_hot, masked_fill and narrow, and the
-prims they lower to (take, gather): exercised through the cases' lowered traces, take's
-meta rule also directly. Mask indexing and one_hot without num_classes (shapes that
-depend on values) are refused clearly; index values out of range and fill values out
-of a dtype's range raise when the trace runs, as in eager.
+"""The indexing ops: getitem (ints, slices, None, Ellipsis, index tensors and lists,
+boolean masks), index_select, gather, take_along_dim, take, one_hot, masked_fill,
+masked_select and narrow, and the prims they lower to (take, gather, one_hot): exercised
+through the cases' lowered traces, take's meta rule also directly. Mask indexing,
+masked_select and one_hot without num_classes give sizes the data decide (`u0`): their
+cases also run on new draws of the inputs through the same trace. Index values out of
+range and fill values out of a dtype's range raise when the trace runs, as in eager.
 """
 
 from __future__ import annotations
@@ -108,6 +109,12 @@ case("getitem", "list-negative", lambda x: x[:, [-1, 0, -1]], T("i64", (3, 4)))
 case("getitem", "list-2d", lambda x: x[[[0], [1]], [0, 2]], T("f32", (2, 3)))
 case("getitem", "list-empty", lambda x: x[[]], T("f32", (3, 4)))
 
+# --- getitem: boolean masks, as many elements as the mask has true ones ----------------------------
+
+case("getitem", "mask-rows", lambda x, m: x[m], T("f32", (5, 3)), T("bool", (5,)))
+case(("getitem", "sum"), "mask-of-itself-summed", lambda x: x[x > 0].sum(), T("f32", (4, 5)))
+case(("getitem", "mean"), "mask-of-itself-mean", lambda x: x[x > -2.5].mean(), T("f32", (4, 5)))
+
 # --- index_select, gather, take_along_dim ---------------------------------------------------------
 
 for _dtype in ("f32", "i64", "bool", "bf16"):
@@ -149,6 +156,17 @@ case("one_hot", "fn", lambda x: F.one_hot(x, 4), T("i64", (5,), "small"))
 case("one_hot", "kw-2d", lambda x: F.one_hot(x, num_classes=6), T("i64", (2, 3), "small"))
 case("one_hot", "0d", lambda x: F.one_hot(x, 5), L(2, "i64"))
 case("one_hot", "empty", lambda x: F.one_hot(x, 3), T("i64", (0,)))
+case("one_hot", "classes-from-the-data", F.one_hot, T("i64", (5,), "small"))
+case("one_hot", "classes-from-the-data-2d", lambda x: F.one_hot(x, num_classes=-1), T("i64", (2, 3), "small"))
+case("one_hot", "classes-from-the-data-0d", lambda x: F.one_hot(x), L(2, "i64"))
+
+# --- masked_select ------------------------------------------------------------------------------------
+
+case("masked_select", "fn", lambda x: torch.masked_select(x, x > 0), T("f32", (3, 4)))
+case("masked_select", "method-broadcast-mask", lambda x, m: x.masked_select(m), T("f32", (3, 4)), T("bool", (4,)))
+case("masked_select", "mask-wider", lambda x, m: torch.masked_select(x, m), T("i64", (4,)), T("bool", (2, 4)))
+case("masked_select", "0d", lambda x, m: x.masked_select(m), T("f32", ()), T("bool", ()))
+case("masked_select", "empty", lambda x, m: x.masked_select(m), T("f32", (0, 3)), T("bool", (0, 3)))
 
 # --- masked_fill ------------------------------------------------------------------------------------
 
@@ -242,6 +260,8 @@ REFUSED = (
     ("one_hot-i32", lambda x: F.one_hot(x.int(), 3), T("i64", (3,), "small")),
     ("one_hot-zero-classes", lambda x: F.one_hot(x, 0), T("i64", (3,), "small")),
     ("one_hot-negative-classes", lambda x: F.one_hot(x, -2), T("i64", (3,), "small")),
+    ("masked_select-uint8-mask", lambda x: x.masked_select(x.to(torch.uint8)), T("i64", (3,), "small")),
+    ("masked_select-shapes", lambda x: x.masked_select(torch.ones(2, dtype=torch.bool)), T("f32", (3,))),
     ("narrow-past-end", lambda x: x.narrow(0, 2, 2), T("f32", (3, 4))),
     ("narrow-0d", lambda x: x.narrow(0, 0, 1), T("f32", ())),
 )
@@ -309,15 +329,11 @@ def test_index_put_meta_matches_impl():
         prims.index_put.meta(tensor_value((4,)), (None,), tensor_value((), dtypes.float64, "v"))
 
 
-def test_one_hot_without_num_classes_is_refused_clearly():
-    with pytest.raises(TracingError, match="pass num_classes") as info:
-        trace_callable(lambda x: F.one_hot(x), (torch.tensor([0, 2]),), name="fn")
-    assert info.value.file.endswith("test_indexing.py")
-
-
 RUN_TIME_ERRORS = (
     ("one_hot-too-large", lambda x: F.one_hot(x, 3), torch.tensor([0, 3])),
     ("one_hot-negative", lambda x: F.one_hot(x, 3), torch.tensor([-1, 0])),
+    ("one_hot-classes-of-nothing", lambda x: F.one_hot(x), torch.zeros(0, dtype=torch.int64)),
+    ("one_hot-classes-of-negative", lambda x: F.one_hot(x), torch.tensor([-1, 2])),
     ("take-out-of-range", lambda x: torch.arange(6.0).take(x), torch.tensor([6])),
     ("take-negative-out-of-range", lambda x: torch.arange(6.0).take(x), torch.tensor([-7])),
     ("take-from-empty", lambda x: torch.zeros(0).take(x), torch.tensor([0])),

@@ -1,6 +1,8 @@
 """The data movement ops: split, chunk, unbind, stack, unflatten, repeat,
 repeat_interleave, triu, tril and diff. They decompose into shape, indexing and
-elementwise prims and have none of their own."""
+elementwise prims, and repeat_interleave with a tensor of repeats into its one prim of
+its own, repeat_index, which gives as many positions as the repeats' sum: a size the
+data decide (`u0`), whose cases also run on new draws of the repeats."""
 
 from __future__ import annotations
 
@@ -17,12 +19,9 @@ from tests.ops.harness import (
     case_adder,
     check_case,
     check_refused,
-    check_stays_torch_call,
     refusal_tests,
     rows_by_id,
 )
-from tracecli.core.errors import TracingError
-from tracecli.frontend.tracer import trace_callable
 
 CASES: list[Case] = []
 case = case_adder(CASES)
@@ -97,6 +96,24 @@ case("repeat_interleave", "fn-dim", lambda x: torch.repeat_interleave(x, 3, dim=
 case("repeat_interleave", "negative-dim", lambda x: x.repeat_interleave(2, -1), T("i64", (2, 3, 2)))
 case("repeat_interleave", "kv-heads", lambda x: x.repeat_interleave(2, dim=1), T("bf16", (2, 2, 3, 4)))
 case("repeat_interleave", "output-size", lambda x: x.repeat_interleave(2, dim=0, output_size=6), T("f32", (3,)))
+# Tensor repeats: as many elements as their sum, which the data decide (`u0`), unless
+# output_size says it.
+case("repeat_interleave", "tensor-dim", lambda x, r: torch.repeat_interleave(x, r, dim=0), T("f32", (4, 3)),
+     T("i64", (4,), "small"))
+case("repeat_interleave", "tensor-flat", lambda x, r: x.repeat_interleave(r), T("f32", (2, 3)), T("i64", (6,), "small"))
+case("repeat_interleave", "tensor-negative-dim", lambda x, r: x.repeat_interleave(r, dim=-1), T("bf16", (2, 5)),
+     T("i32", (5,), "small"))
+case("repeat_interleave", "one-tensor-repeat", lambda x, r: x.repeat_interleave(r, dim=1), T("i64", (2, 3)),
+     T("i64", (1,), "small"))
+case("repeat_interleave", "0d-tensor-repeat", lambda x, r: torch.repeat_interleave(x, r), T("f32", (2, 2)),
+     L(3, "i64"))
+case("repeat_interleave", "tensor-output-size", lambda x, r: x.repeat_interleave(r, dim=0, output_size=4),
+     T("f32", (3, 2)), L((1, 0, 3), "i64"))
+case("repeat_interleave", "repeats-alone", torch.repeat_interleave, T("i64", (5,), "small"))
+case("repeat_interleave", "repeats-alone-i32", lambda r: torch.repeat_interleave(r, output_size=6),
+     L((2, 0, 4), "i32"))
+case(("repeat_interleave", "sum"), "segment-ids", lambda x, r: x.repeat_interleave(r).sum() * r.repeat_interleave(r),
+     T("f32", (4,)), T("i64", (4,), "small"))
 
 # --- tile: repeat in disguise ----------------------------------------------------------------------
 
@@ -187,23 +204,11 @@ def test_forms_made_of_other_families_ops(case: Case):
     check_case(case)
 
 
-def test_tensor_repeats_without_output_size_are_refused_clearly():
-    with pytest.raises(TracingError, match="depends on their values"):
-        trace_callable(lambda x, r: x.repeat_interleave(r), (torch.zeros(3), torch.tensor([1, 0, 2])), name="fn")
-
-
-OPAQUE_FORMS = (
-    ("repeat_interleave-tensor", lambda a: a.repeat_interleave(a.long().abs(), output_size=4),
-     L((1.0, -3.0, 0.0), "f32"), "torch.Tensor.repeat_interleave"),
-)
-
-
-@pytest.mark.parametrize(("fn", "arg", "opaque"), rows_by_id(OPAQUE_FORMS))
-def test_unmodelled_forms_stay_torch_calls(fn, arg, opaque):
-    check_stays_torch_call(fn, (arg,), opaque)
-
-
 REFUSED = (
+    ("repeat_interleave-float-repeats", lambda x: x.repeat_interleave(x), T("f32", (3,))),
+    ("repeat_interleave-2d-repeats", lambda x: x.repeat_interleave(x, dim=1), T("i64", (2, 2), "small")),
+    ("repeat_interleave-repeats-shape", lambda x: x.repeat_interleave(x[:2]), T("i64", (3,), "small")),
+    ("repeat_interleave-0d-repeats-alone", lambda x: torch.repeat_interleave(x), T("i64", (), "small")),
     ("triu-1d", torch.triu, T("f32", (3,))),
     ("tril-0d", lambda x: x.tril(), T("f32", ())),
     ("split-bad-sizes", lambda x: x.split([1, 1]), T("f32", (3, 4))),

@@ -1,6 +1,8 @@
 """The selection ops: max and min along a dim, argmax, argmin, sort, argsort, topk,
-searchsorted, bucketize, histc, nonzero_static, nonzero and argwhere, and their prims (argmax,
-argmin, sort, topk, searchsorted, histc, nonzero, nonzero_flat), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
+searchsorted, bucketize, histc and nonzero_static; nonzero, argwhere, unique,
+unique_consecutive and bincount, whose sizes the data decide; and their prims (argmax,
+argmin, sort, topk, searchsorted, histc, nonzero, nonzero_flat, unique, unique_consecutive,
+bincount), exercised through the cases' lowered traces. Results with `.values` / `.indices` keep
 torch's named-tuple types."""
 
 from __future__ import annotations
@@ -145,6 +147,42 @@ case("argwhere", "fn", lambda x: torch.argwhere(x), T("f32", (3, 4)))
 case("argwhere", "method", lambda x: x.argwhere(), T("i64", (5,), "small"))
 case(("argsort", "take_along_dim"), "sorted", lambda x: x.take_along_dim(x.argsort(dim=1), dim=1), T("f32", (3, 5)))
 
+# --- more sizes the data decide: unique, unique_consecutive, bincount ----------------------------
+# Their traces hold a size `u0`, as nonzero's do; check_case also runs them on new draws of the
+# inputs, which select other counts, through the same trace.
+
+case("nonzero", "0d", torch.nonzero, L(2.0, "f32"))
+case("nonzero", "0d-as_tuple-zero", lambda x: x.nonzero(as_tuple=True), L(0, "i64"))
+case(("nonzero", "mul"), "rows-used", lambda x: x.nonzero() * 2 + 1, T("bool", (5,)))
+for _dtype in ("i64", "f32", "bool"):
+    case("unique", "fn", torch.unique, T(_dtype, (12,), "small"))
+case("unique", "method-2d", lambda x: x.unique(), T("i64", (3, 4), "small"))
+case("unique", "inverse", lambda x: torch.unique(x, return_inverse=True), T("i64", (3, 4), "small"))
+case("unique", "counts", lambda x: x.unique(return_counts=True), T("i64", (10,), "small"))
+case("unique", "all", lambda x: torch.unique(x, sorted=True, return_inverse=True, return_counts=True),
+     T("i64", (2, 5), "small"))
+case("unique", "unsorted", lambda x: torch.unique(x, sorted=False, return_counts=True), T("i64", (9,), "small"))
+case("unique", "dim0", lambda x: torch.unique(x, dim=0, return_inverse=True, return_counts=True),
+     T("i64", (8, 2), "small"))
+case("unique", "dim-negative", lambda x: x.unique(dim=-1), T("bool", (2, 6)))
+case("unique", "nan", lambda x: x.unique(return_counts=True), L((NAN, 1.0, NAN, 1.0, -0.0, 0.0), "f32"))
+case("unique", "0d", lambda x: x.unique(return_inverse=True, return_counts=True), L(3, "i64"))
+case("unique", "empty", lambda x: torch.unique(x, return_inverse=True), T("f32", (0, 2)))
+case(("unique", "sum"), "count-used", lambda x: x.unique().sum() + x.unique().float().mean(), T("i64", (8,), "small"))
+case("unique_consecutive", "fn", torch.unique_consecutive, T("i64", (12,), "small"))
+case("unique_consecutive", "all", lambda x: x.unique_consecutive(return_inverse=True, return_counts=True),
+     T("bool", (3, 4)))
+case("unique_consecutive", "runs", lambda x: torch.unique_consecutive(x, return_counts=True),
+     L((1, 1, 2, 2, 2, 1, 3, 3), "i64"))
+case("unique_consecutive", "dim1", lambda x: torch.unique_consecutive(x, return_inverse=True, dim=1),
+     L(((1, 1, 2, 2), (0, 0, 1, 0)), "i64"))
+case("bincount", "fn", torch.bincount, T("i64", (10,), "small"))
+case("bincount", "method-minlength", lambda x: x.bincount(minlength=6), T("i64", (10,), "small"))
+case("bincount", "weights", lambda x, w: torch.bincount(x, w), T("i64", (10,), "small"), T("f32", (10,)))
+case("bincount", "weights-f64", lambda x, w: x.bincount(weights=w), T("u8", (7,), "small"), T("f64", (7,)))
+case("bincount", "weights-int", lambda x, w: x.bincount(w, 2), T("i32", (6,), "small"), T("i64", (6,)))
+case("bincount", "empty", lambda x: torch.bincount(x, minlength=3), T("i64", (0,)))
+
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_op(case: Case):
@@ -196,6 +234,14 @@ REFUSED = (
     ("histc-min-above-max", lambda x: torch.histc(x, 4, min=3, max=1), T("f32", (3,))),
     ("histc-infinite-range", lambda x: torch.histc(x, 4, min=0, max=math.inf), T("f32", (3,))),
     ("nonzero_static-negative-size", lambda x: torch.nonzero_static(x, size=-1), T("f32", (3,))),
+    ("unique-complex", lambda x: x.unique(), T("c64", (3,))),
+    ("unique-dim-out-of-range", lambda x: x.unique(dim=2), T("i64", (3, 4))),
+    ("unique_consecutive-dim-of-0d", lambda x: x.unique_consecutive(dim=0), T("i64", ())),
+    ("bincount-2d", lambda x: torch.bincount(x), T("i64", (2, 3), "small")),
+    ("bincount-float", lambda x: torch.bincount(x), T("f32", (3,))),
+    ("bincount-bool", lambda x: torch.bincount(x), T("bool", (3,))),
+    ("bincount-weights-shape", lambda x: torch.bincount(x, torch.ones(2)), T("i64", (3,), "small")),
+    ("bincount-negative-minlength", lambda x: torch.bincount(x, minlength=-1), T("i64", (3,), "small")),
 )
 
 

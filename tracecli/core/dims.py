@@ -1067,7 +1067,7 @@ class DimEnv:
         sizes = ", ".join(info.describe() for info in self.unbacked_in((open_.lhs, open_.rhs)))
         asker = f"{self.context} needs" if self.context else "this line needs"
         return UnbackedDecision(
-            f"{asker} to know whether {open_.text()}, and {sizes} is decided by the data, which a trace does not "
+            f"{asker} to know whether {open_.text()}; {sizes} is decided by the data, which a trace does not "
             f"have: one trace serves every count. State what holds with torch._check({open_.text()}) (checked "
             "when the trace runs), or compute both sides and pick with torch.where",
             file=file, line=line, source=source)

@@ -261,6 +261,19 @@ def _bound(trace: Trace, env: DimEnv) -> tuple[BoundSymbol, ...]:
     return tuple(out)
 
 
+def bound_unbacked(trace: Trace) -> Trace:
+    """`trace` with each size the data decide that it reads as a number bound by a
+    `prims.shape` of the first value whose type has it (a backward broadcasting the
+    cotangent of `x[mask].sum()` to u0 reads it off the positions it saved)."""
+    # (one it is handed as a number, which the forward bound, is bound already)
+    defined = {v.name for v in (*trace.inputs, *(v for b in trace.bsyms for v in b.output_values()))
+               if isinstance(v, NumberValue)}
+    unbacked = {info.name: info for info in trace.dims if info.unbacked and info.name not in defined}
+    if not unbacked:
+        return trace
+    return trace.replace(bsyms=_bound(trace, DimEnv(dims=unbacked)))
+
+
 def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) -> Trace:
     """A piece of a call's trace (a segment, cut where Python read a value) with each
     size symbol it reads bound by a `prims.shape` of the call's input it comes from, as
@@ -291,5 +304,6 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
     return piece.replace(bsyms=_bound(piece, env), dims=dims, guards=guards)
 
 
-__all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "finish", "symbolic_inputs"]
+__all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "bound_unbacked", "finish",
+           "symbolic_inputs"]
 

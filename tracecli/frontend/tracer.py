@@ -380,8 +380,8 @@ class _Tracer:
         try:
             return self.recorder.record(sym, args, kwargs)
         except DataDependentShape as exc:
-            if self.in_torch_call == 1 and self._may_run_eagerly(inside_call=True):
-                raise  # the program's call runs eagerly, whole (on_torch_call)
+            if self.in_torch_call == 1 and self.segmenting is not None:
+                raise  # the program's call runs eagerly, whole, where it may (on_torch_call decides)
             raise _error_at_user_line(str(exc)) from exc
         except (ShapeError, OpaqueCallError, UnsupportedCall, TypeError) as exc:
             raise _error_at_user_line(str(exc)) from exc
@@ -537,10 +537,16 @@ class _Tracer:
 
     def on_open_size(self, open_: SymBool) -> bool:
         """A branch on sizes the data decide that no fact settles: in the program's own
-        Python while segmenting, a graph break that gets the real sizes; inside an op's
-        rule, or with --fullgraph, refused at the line."""
+        Python while segmenting, a graph break that gets the real sizes; inside a torch
+        call of the program's own while segmenting (`for c in x.unique()` unbinds u0 rows),
+        that call runs eagerly on the real values, where it may (on_torch_call decides, as
+        for a call of a shape the data decide); inside an op's rule otherwise, or with
+        --fullgraph, refused at the line."""
         if not self._may_segment(inside_call=False):
-            raise self.env.open_error(open_)
+            error = self.env.open_error(open_)
+            if self.in_torch_call == 1 and self.segmenting is not None:
+                raise DataDependentShape(error.message)
+            raise error
         frame = user_frame(sys._getframe(1))
         return break_at_size(self, open_, location_of(frame) if frame is not None else None)
 
@@ -682,6 +688,7 @@ class _Tracer:
             if env is not None:
                 outer, env.context = env.context, _call_name(func)
             outer_func, self.calling = self.calling, func
+            asked = len(self.watch.pending) if self.watch is not None else 0
             data_dependent = None
             try:
                 out = adapter(*vargs, **vkwargs)
@@ -701,6 +708,8 @@ class _Tracer:
                     self.env.context = ""
             if data_dependent is not None:
                 del self.recorder.bsyms[start:]  # what the adapter recorded before it gave up
+                if self.watch is not None:
+                    del self.watch.pending[asked:]  # and the sizes it read as ints, which pin nothing now
                 return self._eagerly(func, args, kwargs, data_dependent)
             if out is not OPAQUE:
                 self._after_top_level(start)

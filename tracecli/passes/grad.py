@@ -33,6 +33,7 @@ from tracecli.core.pytree import values_in
 from tracecli.core.trace import Trace
 from tracecli.core.values import TensorValue
 from tracecli.frontend.autodiff import GradError, differentiate, reached
+from tracecli.frontend.symbolic import bound_unbacked
 from tracecli.ops.ltorch.autograd import RESTORES_GRAD_MODE, SETS_GRAD_MODE
 
 
@@ -95,6 +96,7 @@ def grad_transform(trace: Trace, requires_grad=None) -> GradTraces:
     forward = trace.replace(bsyms=made.forward, output=(trace.output, saved))
     backward = Trace(f"{trace.name}_backward", (*saved, *cotangents), made.backward, made.gradients,
                      info=trace.info, dims=trace.dims, guards=trace.guards)
+    backward = bound_unbacked(backward)  # its sizes the data decide, read off what it is handed
     return GradTraces(forward, backward, saved, tuple(cotangents), tuple(v.name for v in outputs),
                       tuple(requires_grad))
 

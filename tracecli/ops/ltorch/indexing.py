@@ -1,5 +1,6 @@
 """Indexing ltorch symbols: getitem (basic and integer-tensor indexing), index_select,
-gather, take_along_dim, take, one_hot, masked_fill, narrow; and how values fill a tensor.
+gather, take_along_dim, take, one_hot, masked_fill, masked_select, narrow; and how values
+fill a tensor.
 
 Basic indexing (ints, slices, None, Ellipsis) becomes one `prims.slice` and one
 `prims.reshape`; integer index tensors then select with `prims.take`, after the
@@ -401,24 +402,18 @@ def take(input, index):
     return prims.take(flat, wrap_negative(index, input.numel, index.shape), 0)
 
 
-def _one_hot(tensor, num_classes=-1):
-    if num_classes == -1:
-        raise ShapeError(
-            "torch.nn.functional.one_hot without num_classes: the number of classes depends on the values in its "
-            "input tensors (one more than the largest), which tracing does not have; pass num_classes"
-        )
-    return one_hot(tensor, num_classes)
-
-
-@symbol(torch.nn.functional.one_hot, adapter=_one_hot)
-def one_hot(tensor, num_classes):
+@symbol(torch.nn.functional.one_hot)
+def one_hot(tensor, num_classes=-1):
     """int64 vectors of num_classes with a 1 at each value's position (values checked
-    to lie in [0, num_classes) at run time, as torch does)"""
+    to lie in [0, num_classes) at run time, as torch does); without num_classes, as many
+    classes as the largest value needs, which the data decide"""
     tensor = expect_tensor(tensor, "one_hot")
     if tensor.dtype != dtypes.int64:
         raise ShapeError(f"one_hot needs an int64 tensor, got {tensor.dtype.name}")
+    if isinstance(num_classes, int) and not isinstance(num_classes, bool) and num_classes == -1:
+        return prims.one_hot(tensor)
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, Dim)) or num_classes <= 0:
-        raise ShapeError(f"one_hot needs a positive int num_classes, got {num_classes!r}")
+        raise ShapeError(f"one_hot needs a positive int num_classes (or -1), got {num_classes!r}")
     prims.check_all(prims.bitwise_and(prims.ge(tensor, 0), prims.lt(tensor, num_classes)))
     shape = tensor.shape + (num_classes,)
     values = prims.broadcast_in_dim(tensor, shape, tuple(range(tensor.ndim)))
@@ -439,6 +434,24 @@ def masked_fill(input, mask, value):
     shape = broadcast_shapes(input.shape, mask.shape)
     value = broadcast_to(fill_value(value, input.dtype, "masked_fill"), shape)
     return prims.where(broadcast_to(mask, shape), value, broadcast_to(input, shape))
+
+
+def _flat(x: TensorValue) -> TensorValue:
+    return x if x.ndim == 1 else prims.reshape(x, (x.numel,))
+
+
+@symbol(torch.masked_select, methods=("masked_select",))
+def masked_select(input, mask):
+    """the elements of input where mask is true (both broadcast), in row-major order: as
+    many as the mask has, which the data decide"""
+    input, mask = expect_tensor(input, "masked_select"), expect_tensor(mask, "masked_select")
+    if mask.dtype != dtypes.bool8:
+        raise ShapeError(f"masked_select needs a bool mask, got {mask.dtype.name}")
+    shape = broadcast_shapes(input.shape, mask.shape)
+    flat_input, flat_mask = (_flat(broadcast_to(x, shape)) for x in (input, mask))
+    # The flat positions of the true elements, read from the flat input: no op here reads
+    # their count, which is known only once the positions are.
+    return prims.take(flat_input, prims.nonzero_flat(flat_mask), 0)
 
 
 # --- fill values: a number or zero-dim tensor written into a tensor ------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, exact_div, known, same_shape
+from tracecli.core.dims import Dim, exact_div, known, same_shape, statically_equal
 from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
@@ -155,28 +155,26 @@ def repeat(input, *sizes):
     return out
 
 
-def _repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
-    if isinstance(repeats, TensorValue) and output_size is None:
-        raise ShapeError(
-            "repeat_interleave with tensor repeats gives a size that depends on their values, which a trace "
-            "does not have; pass output_size= (or repeat by an int)"
-        )
-    if not isinstance(repeats, int):
-        return OPAQUE  # tensor repeats with output_size: torch computes the values
-    return repeat_interleave(input, repeats, dim, output_size=output_size)
-
-
-@symbol(torch.repeat_interleave, methods=("repeat_interleave",), adapter=_repeat_interleave)
-def repeat_interleave(input, repeats, dim=None, *, output_size=None):
-    """each element repeated `repeats` times in place along dim (flattened without dim)"""
+@symbol(torch.repeat_interleave, methods=("repeat_interleave",))
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """each element repeated in place along dim (flattened without dim): `repeats` times,
+    or repeats[i] times for the i-th with a tensor of repeats, giving as many as their sum
+    (which the data decide, unless output_size says it); torch.repeat_interleave(repeats)
+    alone is each index i repeated repeats[i] times"""
     input = expect_tensor(input, "repeat_interleave")
-    if not isinstance(repeats, int) or repeats < 0:
-        raise ShapeError(f"repeat_interleave takes a non-negative int count here, got {repeats!r}")
+    if repeats is None:
+        if input.ndim != 1:
+            raise ShapeError(f"repeat_interleave(repeats) takes a vector of repeats, got {list(input.shape)}")
+        return prims.repeat_index(_repeats_dtype(input), output_size)
     if dim is None:
         input = prims.reshape(input, (input.numel,)) if input.ndim != 1 else input
         d = 0
     else:
         d = _dim_of(input, dim, "repeat_interleave")
+    if isinstance(repeats, TensorValue):
+        return prims.take(input, _repeat_index(repeats, input.shape[d], output_size), d)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise ShapeError(f"repeat_interleave takes a non-negative int count or a tensor of counts, got {repeats!r}")
     shape = input.shape
     out_shape = shape[:d] + (shape[d] * repeats,) + shape[d + 1 :]
     if output_size is not None and output_size != out_shape[d]:
@@ -186,6 +184,26 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     dims = tuple(i if i <= d else i + 1 for i in range(input.ndim))
     expanded = prims.broadcast_in_dim(input, shape[: d + 1] + (repeats,) + shape[d + 1 :], dims)
     return prims.reshape(expanded, out_shape)
+
+
+def _repeats_dtype(repeats: TensorValue) -> TensorValue:
+    if repeats.dtype not in (dtypes.int32, dtypes.int64):
+        raise ShapeError(f"repeat_interleave takes int32 or int64 repeats, got {repeats.dtype.name}")
+    return repeats
+
+
+def _repeat_index(repeats: TensorValue, size, output_size) -> TensorValue:
+    """The index along the repeated dimension (of `size`) of each output element: i
+    repeats[i] times; a single count (zero-dim or one element) is every element's."""
+    repeats = _repeats_dtype(repeats)
+    if repeats.ndim > 1:
+        raise ShapeError(f"repeat_interleave takes repeats of at most one dimension, got {list(repeats.shape)}")
+    if repeats.ndim == 0 or statically_equal(repeats.shape[0], 1):
+        repeats = prims.broadcast_in_dim(repeats, (size,), tuple(range(repeats.ndim)))
+    elif not (statically_equal(repeats.shape[0], size) or repeats.shape[0] == size):
+        raise ShapeError(f"repeat_interleave needs as many repeats as elements along dim: {repeats.shape[0]} "
+                         f"repeats for {size}")
+    return prims.repeat_index(repeats, output_size)
 
 
 def _triangle(input, diagonal: int, upper: bool):

@@ -267,3 +267,47 @@ def nonzero(input, as_tuple=False):
 def argwhere(input):
     """the index of each nonzero element, one row each (torch.nonzero)"""
     return nonzero(input)
+
+
+# --- the distinct values and how often each occurs, as many as there are --------------------------
+
+
+def _distinct_dim(input: TensorValue, dim, op: str) -> int | None:
+    if dim is None:
+        return None
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise ShapeError(f"{op} takes an int dim (or None), got {dim!r}")
+    return canonical_dim(dim, max(input.ndim, 1))
+
+
+@symbol(torch.unique, methods=("unique",))
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """the distinct elements (or slices along dim), then, as asked, the index of each
+    element among them and how often each occurs: as many as the data has (an unbacked size)"""
+    input = expect_tensor(input, "unique")
+    return prims.unique(input, bool(sorted), bool(return_inverse), bool(return_counts),
+                        _distinct_dim(input, dim, "unique"))
+
+
+@symbol(torch.unique_consecutive, methods=("unique_consecutive",))
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """the first element (or slice along dim) of each run of equal ones, then, as asked,
+    the run of each element and each run's length: as many runs as the data has"""
+    input = expect_tensor(input, "unique_consecutive")
+    return prims.unique_consecutive(input, bool(return_inverse), bool(return_counts),
+                                    _distinct_dim(input, dim, "unique_consecutive"))
+
+
+@symbol(torch.bincount, methods=("bincount",))
+def bincount(input, weights=None, minlength=0):
+    """how often each value 0, 1, ... occurs in a vector of non-negative ints (with
+    weights, the sum of theirs: float32 weights give float32, any others float64), in
+    max(minlength, largest + 1) bins: a count the data decide, bounded by the dtype"""
+    input = expect_tensor(input, "bincount")
+    if input.ndim != 1 or input.dtype.kind != "int":
+        raise ShapeError(f"bincount counts a one-dimensional int tensor, got {input.dtype.name}{list(input.shape)}")
+    if weights is not None:
+        weights = expect_tensor(weights, "bincount")
+        if weights.dtype != dtypes.float32:
+            weights = convert(weights, dtypes.float64)
+    return prims.bincount(input, weights, minlength)

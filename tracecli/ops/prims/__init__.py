@@ -26,6 +26,7 @@ from tracecli.ops.prims import (  # noqa: F401 - each declares its prims
     linalg_products,
     linalg_solvers,
     logical,
+    movement,
     reductions,
     reductions_order,
     selection,

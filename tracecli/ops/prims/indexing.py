@@ -1,4 +1,5 @@
-"""Indexing prims: take (whole slices at indices along a dimension) and gather.
+"""Indexing prims: take (whole slices at indices along a dimension) and gather; one_hot
+with as many classes as the values need.
 
 Index operands are int32 or int64 tensors holding indices already in range: ltorch
 wraps negative indices before calling these, so each prim means one torch kernel.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from tracecli.core import dtypes
+from tracecli.core.dims import unbacked
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import check_dim, prim
 from tracecli.ops.promotion import ShapeError, same_device
@@ -56,6 +58,23 @@ def _gather_meta(x: TensorValue, index: TensorValue, dim: int) -> TensorType:
 
 
 gather = prim("gather", _gather_meta, lambda x, index, dim: torch.gather(x, dim, index))
+
+
+# --- one_hot: as many classes as the largest value needs -------------------------------------
+
+
+def _one_hot_meta(x: TensorValue) -> TensorType:
+    if x.dtype != dtypes.int64:
+        raise ShapeError(f"prims.one_hot needs an int64 tensor, got {x.dtype.name}")
+    # One more than the largest value, which nothing bounds but int64 itself: no bound.
+    classes = unbacked("the class count (the largest value + 1)", None)
+    return TensorType((*x.shape, classes), dtypes.int64, x.device)
+
+
+# torch's kernel also refuses what it refuses (an empty tensor, a negative value) when it runs.
+one_hot = prim("one_hot", _one_hot_meta, lambda x: torch.nn.functional.one_hot(x),
+               doc="a 1 at each value's position among as many classes as the largest value needs: a count the "
+                   "data decide")
 
 
 # --- writing at indices -------------------------------------------------------------------

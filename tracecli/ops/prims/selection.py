@@ -1,5 +1,6 @@
 """Selection prims: argmax, argmin, sort and topk along one (canonical) dimension;
-searchsorted and histc, where values fall among others; nonzero, whose row count the data decide."""
+searchsorted and histc, where values fall among others; and those whose sizes the data
+decide: nonzero, unique and unique_consecutive, bincount."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import math
 import torch
 
 from tracecli.core import dtypes
-from tracecli.core.dims import unbacked
+from tracecli.core.dims import statically_equal, unbacked
 from tracecli.core.values import TensorType, TensorValue
-from tracecli.ops.prims.base import check_dim, prim
+from tracecli.ops.prims.base import check_dim, prim, torch_dtype
 from tracecli.ops.promotion import ShapeError
 
 
@@ -149,3 +150,84 @@ def _nonzero_flat_meta(x: TensorValue) -> TensorType:
 
 nonzero_flat = prim("nonzero_flat", _nonzero_flat_meta, lambda x: torch.nonzero(x).reshape(-1),
                     doc="the position of each nonzero element of a vector: a length the data decide")
+
+
+# --- the distinct values, as many as there are -------------------------------------------
+
+
+def _distinct(name: str, made_by: str, x: TensorValue, return_inverse: bool, return_counts: bool, dim: int | None):
+    """(values, inverse?, counts?) of unique and unique_consecutive: as many values (or
+    slices along dim) as the data has, each element's index among them, each one's count."""
+    if x.dtype.is_complex:
+        raise ShapeError(f"prims.{name} does not accept complex operands")
+    if dim is not None:
+        if x.ndim == 0:
+            raise ShapeError(f"prims.{name}: a zero-dim tensor has no dimension {dim}")
+        check_dim(name, x, dim)
+    size = x.numel if dim is None else x.shape[dim]
+    # None of an empty tensor: torch's fake kernels say 0 there, and so does this.
+    count = 0 if statically_equal(size, 0) else unbacked(made_by, size)
+    values = (count,) if dim is None else x.shape[:dim] + (count,) + x.shape[dim + 1 :]
+    out = [TensorType(values, x.dtype, x.device)]
+    if return_inverse:
+        out.append(TensorType(x.shape if dim is None else (x.shape[dim],), dtypes.int64, x.device))
+    if return_counts:
+        out.append(TensorType((count,), dtypes.int64, x.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_meta(x: TensorValue, sorted: bool, return_inverse: bool, return_counts: bool, dim: int | None):  # noqa: A002
+    return _distinct("unique", "the count of distinct values", x, return_inverse, return_counts, dim)
+
+
+def _unique(x, sorted, return_inverse, return_counts, dim):  # noqa: A002
+    return torch.unique(x, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+
+
+# torch's own kernels, asked exactly what the program asked: the order of NaNs, of values
+# left unsorted and of slices along dim is theirs.
+unique = prim("unique", _unique_meta, _unique,
+              doc="the distinct values of x (or slices along dim), then, as asked, each element's index among "
+                  "them and each one's count: a count the data decide")
+
+
+def _unique_consecutive_meta(x: TensorValue, return_inverse: bool, return_counts: bool, dim: int | None):
+    return _distinct("unique_consecutive", "the count of runs of equal values", x, return_inverse, return_counts, dim)
+
+
+def _unique_consecutive(x, return_inverse, return_counts, dim):
+    return torch.unique_consecutive(x, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+
+
+unique_consecutive = prim("unique_consecutive", _unique_consecutive_meta, _unique_consecutive,
+                          doc="the first of each run of equal values of x (or slices along dim), then, as asked, "
+                              "each element's run and each run's length: a count the data decide")
+
+
+# --- how often each value occurs: as many bins as the largest value needs ------------------
+
+_BIN_WEIGHTS = (dtypes.float32, dtypes.float64)
+
+
+def _bincount_meta(x: TensorValue, weights: TensorValue | None, minlength: int) -> TensorType:
+    if x.ndim != 1 or x.dtype.kind != "int":
+        raise ShapeError(f"prims.bincount counts a vector of ints, got {x.dtype.name}{list(x.shape)}")
+    if weights is not None and (weights.dtype not in _BIN_WEIGHTS or weights.shape != x.shape):
+        raise ShapeError(f"prims.bincount takes float32 or float64 weights shaped as its input {list(x.shape)}, got "
+                         f"{weights.dtype.name}{list(weights.shape)}")
+    if isinstance(minlength, bool) or not isinstance(minlength, int) or minlength < 0:
+        raise ShapeError(f"prims.bincount needs a non-negative int minlength, got {minlength!r}")
+    if statically_equal(x.numel, 0):
+        bins = minlength  # nothing counted: minlength bins, as torch gives
+    else:
+        # One more than the largest value, which only the dtype bounds: 256 bins hold any
+        # uint8, and an int64's bound is no bound at all (None).
+        largest = torch.iinfo(torch_dtype(x.dtype)).max if x.dtype.bits < 64 else None
+        bins = unbacked("the bin count (the largest value + 1, at least minlength)",
+                        None if largest is None else max(minlength, largest + 1))
+    return TensorType((bins,), dtypes.int64 if weights is None else weights.dtype, x.device)
+
+
+bincount = prim("bincount", _bincount_meta, lambda x, weights, minlength: torch.bincount(x, weights, minlength),
+                doc="how often each value 0, 1, ... occurs in a vector of non-negative ints (the sum of their "
+                    "weights, with weights) in max(minlength, largest + 1) bins: a count the data decide")
