@@ -100,8 +100,9 @@ def test_the_sample_traces_with_a_size_per_expert_examines_whole_and_diffs(cli):
     result = cli("trace", f"{SAMPLE}:model", "-p", "dce,cse,rename", "--depth", "0", "--color", "never")
     assert result.exit_code == 0, result.output
     out = result.stdout
+    line = SAMPLE_PATH.read_text().splitlines().index("            idx, k = torch.where(selected == e)") + 1
     for e in range(4):
-        assert (f"# u{e}: the count of nonzero elements, in torch.where  (moe_routing.py:46  idx, k = "
+        assert (f"# u{e}: the count of nonzero elements, in torch.where  (moe_routing.py:{line}  idx, k = "
                 f"torch.where(selected == e)); 0 <= u{e} <= 32") in out
     assert '# idx: "cpu i64[u0]", k: "cpu i64[u0]"' in out
     assert "ltorch.index_add(out, 0, idx, y)" in out
