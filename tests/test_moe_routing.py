@@ -5,6 +5,7 @@ go back through the gathers and index_add_ at those sizes, and Hugging Face Mixt
 loop over the experts its routing hit runs in segments."""
 
 import json
+import re
 import runpy
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def test_the_sample_traces_with_a_size_per_expert_examines_whole_and_diffs(cli):
     assert all(op["modeled"] for op in report["ops"]) and "ltorch.nonzero" in {op["name"] for op in report["ops"]}
     result = cli("diff", f"{SAMPLE}:model", "-p", "dce,cse,rename", "--depth", "0", "--color", "never")
     assert result.exit_code == 0, result.output
-    assert "[t21 -> idx, t20 -> k]" in result.stdout
+    assert re.search(r"\[t\d+ -> idx, t\d+ -> k\]", result.stdout)  # rename gives the counts' vectors their names
 
 
 def test_gradients_through_the_routing_match_eager_autograd(cli):
