@@ -212,6 +212,7 @@ class _Tracer:
         self.env_made_here = False  # made for a size the data decide, in a trace otherwise static
         self.unbacked_made = 0
         self.calling = None  # the program's torch call being traced (ltorch), outermost
+        self.calling_reads = None  # and its arguments, as values
         if env is not None:
             self._attach(env)
         self.placement = placement
@@ -447,11 +448,12 @@ class _Tracer:
         return (getattr(func, "__name__", "") in BREAKING_READS and type(args[0]) is TensorProxy
                 and self._may_segment(inside_call=False))
 
-    def _may_segment(self, inside_call: bool) -> bool:
+    def _may_segment(self, inside_call: bool, nested: bool = False) -> bool:
         """Whether the trace may be cut here: segmenting, at the top level of the recorded
-        calls (`inside_call`: or asked from inside the program's own call), and not
-        while tracecli itself turns autograd off."""
-        return (self.segmenting is not None and len(self.recorder.scopes) == 1
+        calls (`inside_call`: or asked from inside the program's own call; `nested`: from
+        inside its decomposition, which is dropped before the cut), and not while
+        tracecli itself turns autograd off."""
+        return (self.segmenting is not None and (nested or len(self.recorder.scopes) == 1)
                 and (inside_call or not self.in_torch_call) and not self.recorder.internal_grad_mode)
 
     def store_state(self, writes: list[StateWrite]) -> None:
@@ -542,6 +544,10 @@ class _Tracer:
         that call runs eagerly on the real values, where it may (on_torch_call decides, as
         for a call of a shape the data decide); inside an op's rule otherwise, or with
         --fullgraph, refused at the line."""
+        if self.in_torch_call == 1 and self._may_run_eagerly(inside_call=True, nested=True, reads=self.calling_reads):
+            sizes = ", ".join(info.describe() for info in self.env.unbacked_in((open_.lhs, open_.rhs)))
+            raise DataDependentShape(f"{self.env.context or 'the call'} needs to know whether {open_.text()}, "
+                                     f"which the data decide: {sizes}")
         if not self._may_segment(inside_call=False):
             error = self.env.open_error(open_)
             if self.in_torch_call == 1 and self.segmenting is not None:
@@ -689,11 +695,12 @@ class _Tracer:
                 outer, env.context = env.context, _call_name(func)
             outer_func, self.calling = self.calling, func
             asked = len(self.watch.pending) if self.watch is not None else 0
+            outer_reads, self.calling_reads = self.calling_reads, (vargs, vkwargs)
             data_dependent = None
             try:
                 out = adapter(*vargs, **vkwargs)
             except DataDependentShape as exc:
-                if not self._may_run_eagerly(inside_call=True):
+                if not self._may_run_eagerly(inside_call=True, reads=(vargs, vkwargs)):
                     raise _error_at_user_line(str(exc)) from exc
                 data_dependent = str(exc)
             except (ShapeError, UnsupportedCall, TypeError) as exc:
@@ -701,7 +708,7 @@ class _Tracer:
             finally:
                 self.in_torch_call -= 1
                 self.recorder.caller = outer_caller
-                self.calling = outer_func
+                self.calling, self.calling_reads = outer_func, outer_reads
                 if env is not None:
                     env.context = outer
                 elif self.env is not None:
@@ -739,18 +746,26 @@ class _Tracer:
         self._after_top_level(start)
         return self.to_proxies(out)
 
-    def _may_run_eagerly(self, inside_call: bool = False) -> bool:
+    def _may_run_eagerly(self, inside_call: bool = False, nested: bool = False, reads=None) -> bool:
         """Whether a call tracing cannot follow runs eagerly, a segment of its own: the
         program's own call (`inside_call`: asked from inside it), traced in segments,
         outside any other traced call, and with no backward to come through it (autograd
-        would need its derivative)."""
-        return self._may_segment(inside_call) and not self.training.may_differentiate()
+        would need its derivative): none may come, or the call reads no floating tensor
+        (`reads`, its arguments where known: an index, a mask, a count of the routing)."""
+        if not self._may_segment(inside_call, nested):
+            return False
+        return not self.training.may_differentiate() or (reads is not None and not any(
+            isinstance(v, TensorValue) and v.dtype.is_inexact for v in values_in(reads)))
 
     def _eagerly(self, func, args: tuple, kwargs: dict, refusal: str):
         """`func` run eagerly on the real values (frontend/segments.py `run_eagerly`), or,
         where eager refuses its arguments too, `refusal` at the user's line."""
         frame = user_frame(sys._getframe(2))
         vargs, vkwargs = self.output_values(args), self.output_values(kwargs)
+        if self.watch is not None:
+            # The sizes the attempt to trace it asked for as ints (`range(n)` in a
+            # decomposition, a meta kernel's): the call runs on real values instead.
+            self.watch.pending.clear()
 
         def record(got):
             return self.recorder.record(eager_symbol(func, got), vargs, vkwargs)

@@ -190,12 +190,14 @@ def _boxes(value: object, seen: set[int]) -> list:
     if not isinstance(value, _BOXES) or id(value) in seen:
         return []
     seen.add(id(value))
-    inner = value.values() if isinstance(value, dict) else value
+    inner = dict.values(value) if isinstance(value, dict) else value
     return [value, *(box for item in inner for box in _boxes(item, seen))]
 
 
 def _contents(box: object) -> object:
-    return dict(box) if isinstance(box, dict) else list(box)
+    # What a dict holds, not what its class's __getitem__ makes of it: transformers'
+    # ACT2FN (in every modeling module's globals) builds a new module on each lookup.
+    return dict(dict.items(box)) if isinstance(box, dict) else list(box)
 
 
 def _refill(box: object, held: object) -> None:

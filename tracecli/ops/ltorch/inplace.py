@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from tracecli.core.dims import same_shape
+from tracecli.core.dims import oblivious_equal, same_shape
 from tracecli.core.symbol import Tag
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
@@ -177,11 +177,12 @@ def _setitem(self, key, value):
 def _check_fits(value_shape: tuple, target: tuple) -> None:
     """torch's rule for the values of `x[index] = v`: v broadcasts to what x[index] is
     (leading dimensions of size 1 dropped). Said here, not left to the kernel, so that
-    a trace with symbolic sizes holds the equalities it needs."""
+    a trace with symbolic sizes holds the equalities it needs. A size the data decide is
+    taken to be no 1, as broadcasting takes it (`out[idx] += y`, y as many rows as idx)."""
     extra = len(value_shape) - len(target)
     kept = value_shape[max(extra, 0) :]
-    if any(d != 1 for d in value_shape[: max(extra, 0)]) or any(
-        v != 1 and v != t for v, t in zip(kept, target[len(target) - len(kept) :], strict=True)
+    if any(not oblivious_equal(d, 1) for d in value_shape[: max(extra, 0)]) or any(
+        not oblivious_equal(v, 1) and v != t for v, t in zip(kept, target[len(target) - len(kept) :], strict=True)
     ):
         raise ShapeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
                          f"indexing result of shape {list(target)}")
