@@ -256,7 +256,8 @@ def test_a_call_that_needs_a_count_the_data_decide_runs_eagerly(cli, tmp_path):
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "means.py:6:  means = [x[y == c].mean(0) for c in torch.unique(y)]  (Tensor.unbind needs to know " \
-           "whether u0 >= 1; it runs eagerly)" in out
+           "whether u0 >= 1, which the data decide: u0 (the count of distinct values" in out
+    assert "; it runs eagerly)" in out
     assert "u0: the count of distinct values" in out and "differ" not in out
     assert "class_means: 3 calls" in out
     refused = cli("run", path, "--fullgraph")
