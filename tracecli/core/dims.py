@@ -1038,25 +1038,30 @@ class DimEnv:
         of unbacked sizes no fact settles: what a comparison in the program gives, so that
         `torch._check(n > 0)` can state it."""
         d = self.canonical(a) - self.canonical(b)
-        if isinstance(d, Dim) and self.unbacked_in(d) and not is_placeholder(d) and _decide_by_range(op, d, self._range) is None:
-            nop, nd = _normal_relation(op, d)
-            if (nop, nd) not in self.facts and (_NEGATED[nop], nd) not in self.facts:
-                return SymBool(self, op, a, b)
+        if isinstance(d, Dim) and self.unbacked_in(d) and not is_placeholder(d) and self._settled(op, d) is None:
+            return SymBool(self, op, a, b)
         return self.decide(op, a, b)
+
+    def _settled(self, op: str, d: Dim) -> bool | None:
+        """`d OP 0` where its bounds or the facts settle it, else None."""
+        decided = _decide_by_range(op, d, self._range)
+        if decided is not None:
+            return decided
+        op, d = _normal_relation(op, d)
+        if (op, d) in self.facts:
+            return True
+        if (_NEGATED[op], d) in self.facts:
+            return False
+        return None
 
     def settle_open(self, open_: SymBool) -> bool:
         """A branch on a relation of unbacked sizes: the facts, else the tracer's answer."""
         d = self.canonical(open_.lhs) - self.canonical(open_.rhs)
         if not isinstance(d, Dim):
             return _OPS[open_.op](d, 0)
-        decided = _decide_by_range(open_.op, d, self._range)
-        if decided is not None:
-            return decided
-        op, nd = _normal_relation(open_.op, d)
-        if (op, nd) in self.facts:
-            return True
-        if (_NEGATED[op], nd) in self.facts:
-            return False
+        settled = self._settled(open_.op, d)
+        if settled is not None:
+            return settled
         if self.on_open is not None:
             return self.on_open(open_)
         raise self.open_error(open_)
