@@ -4,6 +4,7 @@ facts the program states with torch._check, and branches on them (a graph break,
 refused at the line with --fullgraph)."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -163,6 +164,54 @@ def test_the_trace_checks_a_stated_fact_when_it_runs():
         assert "1 >= 2 fails here, and the trace relies on it" in str(exc)
     else:
         raise AssertionError("a fact that fails must fail the run")
+
+
+def test_a_stated_equality_of_two_counts_is_checked_against_each_tensor_s_own_size():
+    # Solving u1 = u0 would leave the check asking u0 == u0: each keeps its own binding.
+    def f(x):
+        a = x[x > 0]
+        b = x[x > 1]
+        torch._check(a.shape[0] == b.shape[0])
+        return a + b, torch.stack([a, b]).sum(0)
+
+    program = trace_callable(f, (torch.tensor([2.0, -1.0, 3.0]),))
+    verify(program.trace)
+    assert [(f.lhs.text(), f.op, f.rhs.text()) for f in program.trace.facts] == [("u0", "==", "u1")]
+    compiled = compile_trace(program.trace)
+    first, stacked = compiled(torch.tensor([4.0, 5.0, -1.0]))
+    assert first.tolist() == [8.0, 10.0] and stacked.tolist() == [8.0, 10.0]
+    with pytest.raises(RuntimeError, match="1 == 0 fails here"):
+        compiled(torch.tensor([0.5, -1.0, -2.0]))
+
+
+def test_a_count_used_as_a_plain_int_breaks_the_graph_and_reads_the_real_count(cli, tmp_path):
+    # len() must hand Python an int: the one read is the real count, on every call, and a
+    # later segment that computes with the count reads it off the tensor that has it.
+    path = write(tmp_path, "counted.py", """
+        import torch
+
+
+        def f(x):
+            pos = x[x > 0.5]
+            n = len(pos)
+            return x + n, x * pos.shape[0]
+
+
+        if __name__ == "__main__":
+            for k in range(3):
+                torch.manual_seed(k)
+                f(torch.randn(3, 5))
+    """)
+    result = cli("run", path, "--color", "never", "--depth", "0")
+    assert result.exit_code == 0, result.output
+    assert "cut at counted.py:7:  n = len(pos)  (u0 used as a plain int" in result.stdout
+    assert re.search(r"# Python read u0 = \d+; it hands on t4", result.stdout), result.stdout
+    assert "(u0,) = prims.shape(t4)" in result.stdout
+    # The three draws select 4, 2 and 5 elements: each call is checked against eager.
+    assert "2 more calls with this trace match eager" in result.stdout
+    assert "differ" not in result.stdout
+    assert_user_error(cli("run", path, "--fullgraph"), "counted.py:7:", "this line needs u0 as a plain int",
+                      "x.shape[0] instead of len(x)")
 
 
 def test_an_unmodelled_call_whose_kernel_gives_a_size_of_its_own_is_opaque_with_an_unbacked_size():

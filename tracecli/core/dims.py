@@ -954,6 +954,9 @@ class DimEnv:
     # A branch on a relation of unbacked sizes no fact settles: the tracer's answer (a
     # graph break gets the real sizes), or None to refuse.
     on_open: Callable[[SymBool], bool] | None = None
+    # A size the data decide used as a plain int (`len(x[mask])`): the tracer's answer
+    # (a graph break reads it), or None to refuse.
+    on_read: Callable[[Dim], int] | None = None
     # Broadcasting and its kin ask whether a size is 1 to decide how to broadcast: an
     # unbacked size is taken to be no 1 there, as torch.compile's size-oblivious checks do.
     oblivious: int = 0
@@ -1077,6 +1080,19 @@ class DimEnv:
             "when the trace runs), or compute both sides and pick with torch.where",
             file=file, line=line, source=source)
 
+    def read_error(self, size: Dim) -> UnbackedDecision:
+        where = self.locate() if self.locate is not None else None
+        file, line, source = where if where is not None else (None, None, "")
+        sizes = ", ".join(info.describe() for info in self.unbacked_in(size))
+        unknown = f"{sizes} is decided by the data, which a trace does not have: one trace serves every count"
+        if self.context:  # an op's rule (unbind makes one tensor per row): nothing to rewrite
+            message = (f"{self.context} needs {size.text()} as a plain int; {unknown}. Leave out --fullgraph to "
+                       "run that call eagerly (a graph break)")
+        else:
+            message = (f"this line needs {size.text()} as a plain int (len(), int(), range()); {unknown}. Keep it "
+                       "a size (x.shape[0] instead of len(x)), or leave out --fullgraph to break the graph there")
+        return UnbackedDecision(message, file=file, line=line, source=source)
+
     def assume(self, open_: SymBool, reason: str = "torch._check") -> None:
         """`torch._check(lhs OP rhs)` of unbacked sizes: a fact from here on, printed with
         the trace and checked when it runs."""
@@ -1086,8 +1102,11 @@ class DimEnv:
         op, nd = _normal_relation(open_.op, d)
         self.facts.add((op, nd))
         if op == "==":
-            self._assume_equal(*_sides(nd), "torch._check")
-            self.guards.pop()  # an equality the program states is a fact, not a guard
+            # Not solved for a symbol, as a guard's equality is: each size keeps its own
+            # binding, so the check sees the sizes the two values really have (u1
+            # replaced by u0 would check u0 == u0). Both ranges still narrow.
+            self._narrow(">=", nd)
+            self._narrow("<=", nd)
         else:
             self._narrow(op, nd)
         where = self.locate() if self.locate is not None else None
@@ -1097,6 +1116,19 @@ class DimEnv:
     def index(self, x: Dim) -> int:
         if self.on_index is not None:
             return self.on_index(x)
+        return self.read(x)
+
+    def read(self, x: Dim) -> int:
+        """`x` as a plain int, now: a size the data decide is read by the tracer (or the
+        use refused), since its example is no value it ever has; any other is pinned to
+        its example with a guard."""
+        canonical = self.canonical(x)
+        if not isinstance(canonical, Dim):
+            return canonical
+        if self.unbacked_in(canonical) and not is_placeholder(canonical):
+            if self.on_read is not None:
+                return self.on_read(canonical)
+            raise self.read_error(canonical)
         return self.specialize(x, "the size is used as a plain int")
 
     def specialize(self, x: Dim, reason: str) -> int:

@@ -102,7 +102,7 @@ class Segmenting:
     # Per segment (by number), the bound symbols trace_of last split out and what they read.
     inputs_of: dict[int, tuple] = field(default_factory=dict)
     # With symbolic sizes: a segment with the sizes it reads bound (frontend/symbolic.py).
-    bind_sizes: Callable[[Trace], Trace] | None = None
+    bind_sizes: Callable[[Trace, tuple[Value, ...]], Trace] | None = None
     # The grad mode the call was entered in, and the one the segment being traced
     # starts in (the program's `with torch.no_grad():` may span a cut).
     entry_grad_mode: bool = True
@@ -207,7 +207,10 @@ class Segmenting:
             raise KeyError(f"segment {number} reads {', '.join(missing)}, which nothing before it kept")
         trace = (Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output) if info is None
                  else Trace(f"{self.name}_{number}", tuple(inputs), bsyms, output, info))
-        return trace if self.bind_sizes is None else self.bind_sizes(trace)
+        if self.bind_sizes is None:
+            return trace
+        # What the earlier segments kept, which may carry a size the data decide this one reads.
+        return self.bind_sizes(trace, tuple(v for _, outputs, _ in self.cuts[:number - 1] for v in outputs))
 
     def segments(self, bsyms: tuple[BoundSymbol, ...], output, info) -> list[Segment]:
         """The call's segments once it is traced, from its final bound symbols (named after
@@ -429,9 +432,34 @@ def break_at_size(tracer, open_, source: SourceLocation | None) -> bool:
     """A branch on sizes the data decide (`if idx.shape[0] > 3:` after a nonzero) while
     segmenting: the segment that makes them is cut and run, and the branch gets the real
     sizes. The trace after it is this call's, as after any read."""
-    segmenting: Segmenting = tracer.segmenting
     env = open_.env
-    wanted = {info.name for info in env.unbacked_in((open_.lhs, open_.rhs))}
+    sizes = ", ".join(info.describe() for info in env.unbacked_in((open_.lhs, open_.rhs)))
+    values, shown_as = _real_sizes(tracer, env, (open_.lhs, open_.rhs),
+                                   f"a branch on {open_.text()}, sizes the data decide: {sizes}", source,
+                                   lambda: env.open_error(open_))
+    lhs, rhs = evaluate(env.canonical(open_.lhs), values), evaluate(env.canonical(open_.rhs), values)
+    got = SIZE_RELATIONS[open_.op](lhs, rhs)
+    shown_as(open_.text(), got)
+    return got
+
+
+def read_size(tracer, env, size, source: SourceLocation | None, refusal) -> int:
+    """A size the data decide used as a plain int while segmenting (`len(x[mask])`,
+    `range(n)`): Python needs its value, so the segment that makes it is cut and run."""
+    sizes = ", ".join(info.describe() for info in env.unbacked_in(size))
+    values, shown_as = _real_sizes(tracer, env, (size,), f"{size.text()} used as a plain int, sizes the data "
+                                   f"decide: {sizes}", source, refusal)
+    got = evaluate(env.canonical(size), values)
+    shown_as(size.text(), got)
+    return got
+
+
+def _real_sizes(tracer, env, sizes: tuple, reason: str, source: SourceLocation | None, refusal):
+    """The real values of the unbacked sizes in `sizes`, read off the first values that
+    have them (cutting the segment that makes them, unless it already ran), with the
+    note of the read to make once its answer is known."""
+    segmenting: Segmenting = tracer.segmenting
+    wanted = {info.name for info in env.unbacked_in(sizes)}
     carriers: dict[str, tuple[Value, int]] = {}
     for bsym in tracer.recorder.bsyms:
         for value in bsym.output_values():
@@ -441,24 +469,22 @@ def break_at_size(tracer, open_, source: SourceLocation | None) -> bool:
                     if name in wanted and name not in carriers:
                         carriers[name] = (value, axis)
     if wanted - carriers.keys():
-        raise env.open_error(open_)  # made where no value shows it (inside a call): nothing to read
+        raise refusal()  # made where no value shows it (inside a call): nothing to read
     carrier_values = [value for value, _ in carriers.values()]
     cut = any(value.name not in segmenting.real for value in carrier_values)
     if cut:
-        sizes = ", ".join(info.describe() for info in env.unbacked_in((open_.lhs, open_.rhs)))
-        reason = f"a branch on {open_.text()}, sizes the data decide: {sizes}"
         segmenting.cut(tracer.recorder.bsyms, [*_live_at_cut(tracer), *carrier_values], Break(source, reason),
                        tracer.recorder.grad_mode)
     values = {name: info.example for name, info in env.dims.items() if not info.unbacked}
     for name, (value, axis) in carriers.items():
         values[name] = int(segmenting.value(value).shape[axis])
-    lhs, rhs = evaluate(env.canonical(open_.lhs), values), evaluate(env.canonical(open_.rhs), values)
-    got = SIZE_RELATIONS[open_.op](lhs, rhs)
-    carrier = carrier_values[0]
-    segmenting.note_read((f"{open_.text()} ({', '.join(f'{n} = {values[n]}' for n in sorted(carriers))})",
-                          carrier.name, str(got)), cut, source)
-    return got
+
+    def shown_as(asked: str, got) -> None:
+        read = asked if asked in carriers else f"{asked} ({', '.join(f'{n} = {values[n]}' for n in sorted(carriers))})"
+        segmenting.note_read((read, carrier_values[0].name, str(got)), cut, source)
+
+    return values, shown_as
 
 
 __all__ = ["BREAKING_READS", "VALUE_READERS", "Break", "EagerCallFailed", "Runner", "Segment", "Segmenting", "break_at_read", "live_values",
-           "break_at_size", "run_eagerly", "shown"]
+           "break_at_size", "read_size", "run_eagerly", "shown"]

@@ -23,6 +23,7 @@ from tracecli.core.pytree import build_as, values_in
 from tracecli.core.symbol import BoundSymbol
 from tracecli.core.trace import Trace, sizes_read, substitute_sizes
 from tracecli.core.values import NumberValue, TensorValue
+from tracecli.frontend.index_asks import asked_for_a_torch_call
 from tracecli.frontend.source import location_of, user_frame
 from tracecli.ops import prims
 
@@ -107,6 +108,8 @@ class IndexWatch:
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == _DIMS_FILE:
             frame = frame.f_back
+        if self.env.unbacked_in(dim) and not asked_for_a_torch_call(frame):
+            return self.env.read(dim)  # Python goes on with the int: the real count, now
         self.pending.append(_Pending(dim, frame, frame.f_lasti if frame is not None else -1, locate()))
         return self.env.example(dim)
 
@@ -124,6 +127,10 @@ class IndexWatch:
         for p in pending:
             self.env.locate = lambda p=p: p.where
             try:
+                if self.env.unbacked_in(p.dim):
+                    # A torch call that took it as an int without reaching the tracer
+                    # (`torch.Size([n])`): what it made from the example is no value.
+                    raise self.env.read_error(p.dim)
                 self.env.specialize(p.dim, "the size is used as a plain int")
             finally:
                 self.env.locate = locate
@@ -274,10 +281,12 @@ def bound_unbacked(trace: Trace) -> Trace:
     return trace.replace(bsyms=_bound(trace, DimEnv(dims=unbacked)))
 
 
-def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) -> Trace:
+def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue], kept: tuple = ()) -> Trace:
     """A piece of a call's trace (a segment, cut where Python read a value) with each
     size symbol it reads bound by a `prims.shape` of the call's input it comes from, as
-    `finish` binds them in a whole trace; that input is handed to the piece too."""
+    `finish` binds them in a whole trace; that input is handed to the piece too. A size
+    the data decide that an earlier piece made is read off a value of that size the
+    earlier pieces `kept` (`x * len(pos)` after a break, with pos not read again)."""
     needed: set[str] = set()
     for bsym in piece.bsyms:
         needed |= sizes_read(bsym)
@@ -286,9 +295,24 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
     extra: dict[str, TensorValue] = {}
     for name in sorted(needed):
         info = env.dims.get(name)
+        if info is not None and info.unbacked:
+            continue
         origin = info.origin.partition(".shape[")[0] if info is not None else None
         if origin is not None and origin not in have and origin in call_inputs:
             extra[origin] = call_inputs[origin]
+    carried = set()
+    for value in (*piece.inputs, *(v for b in piece.bsyms for v in b.output_values())):
+        if isinstance(value, TensorValue):
+            carried |= symbols_in(tuple(env.canonical(d) for d in value.shape))
+    for name in sorted(needed - carried):
+        info = env.dims.get(name)
+        if info is None or not info.unbacked:
+            continue
+        carrier = next((v for v in kept if isinstance(v, TensorValue)
+                        and any(isinstance(d, Dim) and env.canonical(d) == Dim.symbol(name) for d in v.shape)), None)
+        if carrier is not None and carrier.name not in have:
+            extra[carrier.name] = carrier
+            carried |= symbols_in(carrier.shape)
     piece = piece.replace(inputs=piece.inputs + tuple(extra.values())) if extra else piece
     # The dims its values' types use, as a whole trace lists them: passes keep the
     # bindings of those it reads by them, and the verifier knows each.
@@ -296,12 +320,15 @@ def bound_sizes(piece: Trace, env: DimEnv, call_inputs: dict[str, TensorValue]) 
     for value in (*piece.inputs, *(v for b in piece.bsyms for v in b.output_values())):
         if isinstance(value, TensorValue):
             used |= symbols_in(value.shape)
+    # (with the sizes a count's bound is made of: `0 <= u0 <= s0*s1`)
+    used |= {name for info in env.unbacked_in(tuple(Dim.symbol(n) for n in used)) for name in symbols_in(info.upper)}
     dims = tuple(replace(env.dims[name], same_as=env.replacements.get(name)) for name in sorted(used)
                  if name in env.dims)
     # And the guards on them: what the ops in it were traced assuming (`s0*s1 >= 8`).
     known = {info.name for info in dims}
     guards = tuple(g for g in env.guards if symbols_in((g.lhs, g.rhs)) <= known)
-    return piece.replace(bsyms=_bound(piece, env), dims=dims, guards=guards)
+    facts = tuple(g for g in env.assumed if symbols_in((g.lhs, g.rhs)) <= known)
+    return piece.replace(bsyms=_bound(piece, env), dims=dims, guards=guards, facts=facts)
 
 
 __all__ = ["DimError", "DimInfo", "DimPolicy", "IndexWatch", "SymSize", "bound_sizes", "bound_unbacked", "finish",

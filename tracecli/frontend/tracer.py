@@ -72,6 +72,7 @@ from tracecli.frontend.segments import (
     Segmenting,
     break_at_read,
     break_at_size,
+    read_size,
     run_eagerly,
 )
 from tracecli.frontend.source import display_path, is_user_code, line_of, location_of, stop_search_at, user_frame
@@ -519,6 +520,7 @@ class _Tracer:
         env.foreign = self.on_dim_arith
         env.on_index = self.watch.on_index
         env.on_open = self.on_open_size
+        env.on_read = self.on_read_size
 
     def make_unbacked(self, made_by: str, upper) -> Dim:
         """A size the data decide (`u0`, `u1`, ...), made by a rule being traced: a trace
@@ -531,7 +533,7 @@ class _Tracer:
                 self.env.context = _call_name(self.calling)
             if self.segmenting is not None and self.segmenting.bind_sizes is None:
                 env = self.env
-                self.segmenting.bind_sizes = lambda piece: bound_sizes(piece, env, {})
+                self.segmenting.bind_sizes = lambda piece, kept: bound_sizes(piece, env, {}, kept)
         name = self.registry.take(f"u{self.unbacked_made}")
         self.unbacked_made += 1
         context = self.env.context
@@ -555,6 +557,23 @@ class _Tracer:
             raise error
         frame = user_frame(sys._getframe(1))
         return break_at_size(self, open_, location_of(frame) if frame is not None else None)
+
+    def on_read_size(self, size: Dim) -> int:
+        """A size the data decide used as a plain int (`len(x[mask])`, `range(n)`): as a
+        branch on one, a graph break in the program's own Python, the call run eagerly
+        inside a call of the program's, else refused at the line."""
+        if self.in_torch_call == 1 and self._may_run_eagerly(inside_call=True, nested=True, reads=self.calling_reads):
+            sizes = ", ".join(info.describe() for info in self.env.unbacked_in(size))
+            raise DataDependentShape(f"{self.env.context or 'the call'} needs {size.text()} as a plain int, which "
+                                     f"the data decide: {sizes}")
+        if not self._may_segment(inside_call=False):
+            error = self.env.read_error(size)
+            if self.in_torch_call == 1 and self.segmenting is not None:
+                raise DataDependentShape(error.message)
+            raise error
+        frame = user_frame(sys._getframe(1))
+        return read_size(self, self.env, size, location_of(frame) if frame is not None else None,
+                         lambda: self.env.read_error(size))
 
     def on_dim_arith(self, op: str, dim: Dim, other, reflected: bool):
         """`x + n`, `n * x`, ... with n a size: the tensor's operator with the symbol as its
@@ -1151,7 +1170,7 @@ def trace_callable(
             tracer.segmenting.hold(value, obj)
         if env is not None:
             by_name = {v.name: v for v in input_values if isinstance(v, TensorValue)}
-            tracer.segmenting.bind_sizes = lambda piece: bound_sizes(piece, env, by_name)
+            tracer.segmenting.bind_sizes = lambda piece, kept: bound_sizes(piece, env, by_name, kept)
     for value, obj in zip(input_values, input_objs, strict=True):
         if isinstance(value, TensorValue):
             tracer.aliasing.input(value, obj.is_contiguous())

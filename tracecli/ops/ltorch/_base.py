@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tracecli.core import dtypes
-from tracecli.core.dims import Dim, active, same_shape
+from tracecli.core.dims import Dim, SymBool, active, same_shape
 from tracecli.core.dtypes import DType
 from tracecli.core.symbol import Symbol, Tag
 from tracecli.core.values import TensorValue
@@ -214,3 +214,16 @@ def shape_arg(shape) -> tuple[int, ...]:
         return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
     except TypeError:
         raise ShapeError(f"sizes must be integers, got {shape!r}") from None
+
+
+def within(index, size) -> bool:
+    """`0 <= index < size`, as eager's bounds check asks it. Where that is a relation of
+    sizes the data decide that no fact settles (`pos[3]` of a count), the trace checks
+    it when it runs, as eager does, and relies on it from here on (a `# fact:`)."""
+    for relation in (0 <= index, index < size):
+        if isinstance(relation, SymBool):
+            relation.env.assume(relation, "an index in range")
+            prims.check_size(relation.lhs, relation.op, relation.rhs)
+        elif not relation:
+            return False
+    return True

@@ -25,7 +25,7 @@ from tracecli.core.symbol import Tag
 from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol
+from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, is_tensor, symbol, within
 from tracecli.ops.promotion import DataDependentShape, ShapeError, broadcast_shapes, canonical_dim
 from tracecli.ops.torch_bridge import TO_TORCH
 
@@ -151,7 +151,7 @@ def _basic_bounds(item: int | Dim | slice, size: int | Dim, dim: int) -> tuple:
     only adds a guard where the answer depends on the sizes (`x[:10]` of `n`)."""
     if not isinstance(item, slice):
         i = item + size if item < 0 else item
-        if not (0 <= i and i < size):
+        if not within(i, size):
             raise ShapeError(f"index {item} is out of bounds for dimension {dim} with size {size}")
         return i, i + 1, 1
     step = 1 if item.step is None else item.step

@@ -20,7 +20,16 @@ from tracecli.core.values import TensorValue
 from tracecli.ops import prims
 from tracecli.ops.autocast import Autocast, Policy
 from tracecli.ops.forms import OPAQUE
-from tracecli.ops.ltorch._base import broadcast_to, convert, expect_tensor, keyword_sizes, shape_arg, symbol, torch_form
+from tracecli.ops.ltorch._base import (
+    broadcast_to,
+    convert,
+    expect_tensor,
+    keyword_sizes,
+    shape_arg,
+    symbol,
+    torch_form,
+    within,
+)
 from tracecli.ops.ltorch.indexing import narrow, slice_along
 from tracecli.ops.promotion import ShapeError, broadcast_shapes, canonical_dim, infer_shape, result_type
 
@@ -329,7 +338,7 @@ def select(input, dim, index):
     d = canonical_dim(dim, input.ndim)
     size = input.shape[d]
     i = index + size if index < 0 else index
-    if not (0 <= i and i < size):
+    if not within(i, size):
         raise ShapeError(f"select(): index {index} out of range for dimension {d} of size {size}")
     return prims.reshape(slice_along(input, d, i, i + 1), input.shape[:d] + input.shape[d + 1 :])
 

@@ -40,7 +40,7 @@ def _check_size_meta(lhs, op: str, rhs) -> None:
 
 def _check_size(lhs, op: str, rhs) -> None:
     torch._check(SIZE_RELATIONS[op](lhs, rhs),
-                 lambda: f"{lhs} {op} {rhs} fails here, and the trace relies on it (a torch._check of sizes the data "
+                 lambda: f"{lhs} {op} {rhs} fails here, and the trace relies on it (a fact about sizes the data "
                  "decide, at the line its `# fact:` names)")
 
 

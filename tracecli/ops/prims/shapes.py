@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from tracecli.core.dims import Dim, statically_equal
+from tracecli.core.dims import Dim, oblivious_equal, statically_equal
 from tracecli.core.values import TensorType, TensorValue
 from tracecli.ops.prims.base import prim
 from tracecli.ops.promotion import ShapeError, same_device
@@ -19,7 +19,7 @@ def _broadcast_in_dim_meta(x: TensorValue, shape, broadcast_dims) -> TensorType:
         raise ShapeError("prims.broadcast_in_dim needs one target dimension per input dimension")
     for d, target in zip(x.shape, broadcast_dims, strict=True):
         # The same size first: `d != 1` of a symbolic size would be a guard it needs not.
-        if not statically_equal(d, shape[target]) and d != 1 and d != shape[target]:
+        if not statically_equal(d, shape[target]) and not oblivious_equal(d, 1) and d != shape[target]:
             raise ShapeError(f"cannot broadcast {list(x.shape)} to {list(shape)}")
     return TensorType(shape, x.dtype, x.device)
 
