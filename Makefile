@@ -21,7 +21,7 @@ test: install
 
 # The workflow the README's "In CI" section describes, on our own samples: their traces
 # after dce, cse and rename against the snapshots committed in tests/snapshots.
-SAMPLES := seed_cse seed_sincos mlp cnn gpt_block main_block dynamic_shapes train_step
+SAMPLES := seed_cse seed_sincos mlp cnn gpt_block main_block dynamic_shapes train_step moe_routing
 check-samples: install
 	$(BIN)/tracecli check $(SAMPLES:%=sample_programs/%.py) --dir tests/snapshots --junit $(VENV)/samples-junit.xml
 
